@@ -1,0 +1,41 @@
+# MamboMeme. `make help` lists the targets.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+CORPUS  ?= fixture
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: help setup demo test check repro bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(BIN)/mambomeme: pyproject.toml constraints.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
+	touch $@
+
+setup: $(BIN)/mambomeme  ## create the virtual environment (torch pinned by constraints.txt)
+
+demo: setup  ## set up, run the main job (dvc repro on the fixture corpus), say where results are
+	$(BIN)/dvc repro
+	@echo
+	@echo "Built:     build/fixture/ (items, lexical.sqlite, dense/) and manifests/corpus-fixture.json"
+	@echo "Scorecard: reports/scorecard.md (and reports/scorecard.json)"
+	@echo "Search:    $(BIN)/mambomeme search \"john cena\"      (or --json; cues with '|')"
+	@echo "TUI:       $(BIN)/mambomeme tui"
+
+test: setup  ## set up and run the whole test suite (slow tests included)
+	$(BIN)/python -m pytest
+
+check: setup  ## lint and type-check
+	$(BIN)/ruff check mambomeme stages tests
+	$(BIN)/mypy
+
+repro: setup  ## dvc repro on another corpus: make repro CORPUS=memes-10k
+	$(BIN)/dvc exp run -S base.corpus=$(CORPUS) -S base.corpus_path=$$($(BIN)/python -c "import yaml;c=yaml.safe_load(open('params.yaml'))['corpora']['$(CORPUS)'];print(c.get('path') or c['root'])")
+
+clean:  ## remove build outputs (not the venv)
+	rm -rf build runs

@@ -1,0 +1,46 @@
+"""The `mambomeme` command. Library errors become messages and exit codes here only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mambomeme.errors import MamboMemeError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mambomeme", description="Local meme search.")
+    sub = parser.add_subparsers(dest="command")
+    from mambomeme import cli_search
+
+    cli_search.register(sub)
+    for module_name in ("mambomeme.evaluation.commands",
+        "mambomeme.release.commands",
+        "mambomeme.tui.commands",
+    ):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if not (exc.name and module_name.startswith(exc.name)):
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args))
+    except MamboMemeError as exc:
+        print(f"mambomeme: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Ingest: read a corpus source, validate every record, write the canonical table and manifest.
+
+Nothing vanishes silently: every input record is either accepted or listed as a reject
+("file:line:field:reason"), and the manifest states input = accepted + rejected. In strict mode
+any reject fails the ingest and no output is written (no partial publication).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mambomeme.corpus.knowledge import (
+    KNOWLEDGE_VERSION,
+    join_all,
+    knowledge_checksum,
+    load_knowledge,
+)
+from mambomeme.corpus.manifest import sha256_file, sha256_text, write_json_atomic
+from mambomeme.corpus.normalise import NORMALISER_VERSION, normalise
+from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, SCHEMA_VERSION, Item, validate_record
+from mambomeme.corpus.sources.base import RawRecord
+from mambomeme.errors import IngestError, SchemaError
+
+ITEMS_FILE = "items.parquet"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    items: tuple[Item, ...]
+    rejects: tuple[str, ...]
+    input_count: int
+    manifest: dict[str, Any]
+
+
+def source_module(config: dict[str, Any]) -> Any:
+    name = str(config.get("source", ""))
+    if not name.isidentifier():
+        raise IngestError(f"corpus source {name!r} is not a valid source name")
+    try:
+        return importlib.import_module(f"mambomeme.corpus.sources.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"mambomeme.corpus.sources.{name}":
+            raise IngestError(f"unknown corpus source {name!r}") from None
+        raise
+
+
+def duplicate_key(item: Item) -> str:
+    """Items with the same key are exact duplicates: same image bytes, or (with no image hash)
+    the same template and the same caption text. Items with neither are their own key."""
+    if item.image_sha256:
+        return "img:" + item.image_sha256
+    caption = normalise(item.ocr_text).casefold()
+    if caption:
+        text = normalise(item.template).casefold() + "\n" + caption
+        return "cap:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "id:" + item.id
+
+
+def validate_all(records: Iterable[RawRecord]) -> tuple[list[Item], list[str], int]:
+    """Validate every raw record; duplicate ids are rejects too (the first one wins)."""
+    items: list[Item] = []
+    rejects: list[str] = []
+    seen: dict[str, str] = {}
+    count = 0
+    for where, record, error in records:
+        count += 1
+        if record is None:
+            rejects.append(f"{where}:<record>:{error}")
+            continue
+        try:
+            item = validate_record(record, where)
+        except SchemaError as exc:
+            rejects.append(str(exc))
+            continue
+        if item.id in seen:
+            rejects.append(f"{where}:id:duplicate id {item.id!r} (first at {seen[item.id]})")
+            continue
+        seen[item.id] = where
+        items.append(item)
+    items.sort(key=lambda it: it.id)
+    return items, rejects, count
+
+
+def items_frame(items: Iterable[Item]) -> pd.DataFrame:
+    rows = []
+    for item in items:
+        row = item.to_record()
+        row["dup_key"] = duplicate_key(item)
+        row["content_sha256"] = item.content_sha256()
+        rows.append(row)
+    columns = list(ALL_FIELDS) + ["dup_key", "content_sha256"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def load_items(build_dir: Path) -> list[Item]:
+    """Read the canonical table back into Items (order: by id)."""
+    frame = pd.read_parquet(build_dir / ITEMS_FILE)
+    items = []
+    for row in frame.to_dict("records"):
+        values = {name: row[name] for name in ALL_FIELDS}
+        for name in LIST_FIELDS:
+            values[name] = tuple(str(v) for v in values[name])
+        values["published"] = bool(values["published"])
+        values["available"] = bool(values["available"])
+        items.append(Item(**values))
+    return items
+
+
+def ingest(
+    corpus: str,
+    config: dict[str, Any],
+    build_dir: Path,
+    manifest_path: Path,
+    strict: bool,
+    knowledge_dir: Path | None = None,
+) -> IngestResult:
+    """Run one ingest; writes build_dir/items.parquet, previews and the manifest."""
+    module = source_module(config)
+    files = [Path(p) for p in module.source_files(config)]
+    items, rejects, count = validate_all(module.read_records(config))
+    knowledge = {"version": KNOWLEDGE_VERSION, "dir": "", "sha256": "", "items_joined": 0}
+    if knowledge_dir is not None:
+        entries = load_knowledge(knowledge_dir)
+        joined = join_all(items, entries)
+        knowledge.update(dir=str(knowledge_dir), sha256=knowledge_checksum(knowledge_dir),
+                         entries=len(entries),
+                         items_joined=sum(a != b for a, b in zip(items, joined, strict=True)))
+        items = joined
+    if count != len(items) + len(rejects):
+        raise IngestError(f"record accounting broken: {count} != {len(items)} + {len(rejects)}")
+    if strict and rejects:
+        shown = "\n  ".join(rejects[:20])
+        more = f"\n  ... and {len(rejects) - 20} more" if len(rejects) > 20 else ""
+        raise IngestError(f"{len(rejects)} rejected record(s) in strict mode:\n  {shown}{more}")
+    (build_dir / "previews").mkdir(parents=True, exist_ok=True)
+    previews = _generate_previews(items, build_dir)
+    frame = items_frame(items)
+    tmp = build_dir / (ITEMS_FILE + ".tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(build_dir / ITEMS_FILE)
+    manifest = _manifest(corpus, config, files, items, rejects, count, previews)
+    manifest["knowledge"] = knowledge
+    write_json_atomic(manifest_path, manifest)
+    return IngestResult(tuple(items), tuple(rejects), count, manifest)
+
+
+def _generate_previews(items: list[Item], build_dir: Path) -> dict[str, str]:
+    relative = [it for it in items if it.preview and not Path(it.preview).is_absolute()]
+    if not relative:
+        return {}
+    from mambomeme.corpus.previews import generate_previews
+
+    return dict(generate_previews(relative, build_dir))
+
+
+def _manifest(
+    corpus: str,
+    config: dict[str, Any],
+    files: list[Path],
+    items: list[Item],
+    rejects: list[str],
+    count: int,
+    previews: dict[str, str],
+) -> dict[str, Any]:
+    per_item = {item.id: item.content_sha256() for item in items}
+    listing = "".join(f"{item_id}\t{sha}\n" for item_id, sha in sorted(per_item.items()))
+    return {
+        "corpus": corpus,
+        "source": {k: str(v) for k, v in sorted(config.items())},
+        "schema_version": SCHEMA_VERSION,
+        "normaliser_version": NORMALISER_VERSION,
+        "source_files": {str(p): sha256_file(p) for p in files},
+        "counts": {
+            "input": count,
+            "accepted": len(items),
+            "rejected": len(rejects),
+            "by_kind": dict(sorted(Counter(it.kind for it in items).items())),
+            "eligible": sum(it.eligible for it in items),
+            "unsafe": sum(it.safety == "unsafe" for it in items),
+            "unpublished": sum(not it.published for it in items),
+            "unavailable": sum(not it.available for it in items),
+            "unlicensed": sum(not it.licensed for it in items),
+            "previews_generated": len(previews),
+        },
+        "items_sha256": sha256_text(listing),
+        "items": per_item,
+        "previews": dict(sorted(previews.items())),
+        "rejects": rejects,
+    }

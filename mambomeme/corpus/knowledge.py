@@ -1,0 +1,106 @@
+"""The template knowledge base: what each template shows and means, joined into its items.
+
+knowledge/*.yaml hold one entry per template (written by us, uniformly for every template).
+Ingest joins an entry into every item whose `template` names it, as separate fields, so field
+weights and ablations can treat the knowledge on its own:
+
+    template_aliases  <- aliases + misspellings + people
+    template_visual   <- visual_description
+    template_meaning  <- meaning + typical use + tags
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mambomeme.corpus.manifest import sha256_file, sha256_text
+from mambomeme.corpus.normalise import normalise
+from mambomeme.corpus.schema import Item
+from mambomeme.errors import SchemaError
+
+KNOWLEDGE_VERSION = "kb-1"
+TEXT_FIELDS = ("name", "visual_description", "meaning", "typical_use", "origin")
+LIST_FIELDS = ("aliases", "misspellings", "people", "tags")
+
+
+@dataclass(frozen=True)
+class TemplateKnowledge:
+    name: str
+    imgflip: str | None
+    memegen: str | None
+    aliases: tuple[str, ...]
+    misspellings: tuple[str, ...]
+    people: tuple[str, ...]
+    visual_description: str
+    meaning: str
+    typical_use: str
+    tags: tuple[str, ...]
+    origin: str
+
+
+def key(name: str) -> str:
+    return normalise(name).casefold()
+
+
+def load_knowledge(folder: Path) -> dict[str, TemplateKnowledge]:
+    """Every entry of folder/*.yaml by normalised name; a malformed or repeated entry is refused."""
+    entries: dict[str, TemplateKnowledge] = {}
+    for path in sorted(Path(folder).glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for index, raw in enumerate(data.get("templates", [])):
+            entry = _entry(raw, f"{path.name}:{index}")
+            if key(entry.name) in entries:
+                raise SchemaError(f"{path.name}:{index}", "name", f"duplicate entry {entry.name!r}")
+            entries[key(entry.name)] = entry
+    return entries
+
+
+def _entry(raw: Any, where: str) -> TemplateKnowledge:
+    if not isinstance(raw, Mapping):
+        raise SchemaError(where, "<entry>", "expected a mapping")
+    values: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        value = raw.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise SchemaError(where, name, "missing or empty")
+        values[name] = value.strip()
+    for name in LIST_FIELDS:
+        value = raw.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SchemaError(where, name, "expected a list of strings")
+        values[name] = tuple(v.strip() for v in value if v.strip())
+    for name in ("imgflip", "memegen"):
+        value = raw.get(name)
+        if value is not None and not isinstance(value, str):
+            raise SchemaError(where, name, "expected a string or null")
+        values[name] = value
+    return TemplateKnowledge(**values)
+
+
+def join(item: Item, entries: Mapping[str, TemplateKnowledge]) -> Item:
+    """`item` with the knowledge of its template filled in (unchanged when none is known)."""
+    entry = entries.get(key(item.template)) if item.template else None
+    if entry is None:
+        return item
+    return dataclasses.replace(
+        item,
+        template_aliases=item.template_aliases or (*entry.aliases, *entry.misspellings, *entry.people),
+        template_visual=item.template_visual or entry.visual_description,
+        template_meaning=item.template_meaning
+        or f"{entry.meaning} {entry.typical_use} Tags: {', '.join(entry.tags)}.",
+    )
+
+
+def join_all(items: Iterable[Item], entries: Mapping[str, TemplateKnowledge]) -> list[Item]:
+    return [join(item, entries) for item in items]
+
+
+def knowledge_checksum(folder: Path) -> str:
+    listing = "".join(f"{p.name}\t{sha256_file(p)}\n" for p in sorted(Path(folder).glob("*.yaml")))
+    return sha256_text(listing)

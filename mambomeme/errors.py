@@ -1,0 +1,73 @@
+"""One base error and specific subclasses; the CLI turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+
+class MamboMemeError(Exception):
+    """Base class of every error the library raises on purpose."""
+
+
+class SchemaError(MamboMemeError):
+    """A corpus record does not satisfy the canonical schema (names record and field)."""
+
+    def __init__(self, where: str, field: str, reason: str) -> None:
+        self.where = where
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{where}:{field}:{reason}")
+
+
+class IngestError(MamboMemeError):
+    """Ingest refused its input (strict mode with rejects, unreadable source, ...)."""
+
+
+class BoundError(MamboMemeError):
+    """A request exceeded a declared bound; `bound` names it, checked before any real work."""
+
+    def __init__(self, bound: str, message: str) -> None:
+        self.bound = bound
+        super().__init__(f"{bound}: {message}")
+
+
+class IndexError_(MamboMemeError):
+    """An index artifact is missing, corrupt, or does not match its manifest."""
+
+
+class BenchmarkError(MamboMemeError):
+    """A benchmark folder, run file or judgement file is malformed or incompatible."""
+
+
+class VersionMismatchError(BenchmarkError):
+    """Two things compared carry different benchmark/corpus/judgement/policy/score versions."""
+
+
+class ProtocolError(MamboMemeError):
+    """The release protocol refused a step (tuning, held-out scoring or comparison)."""
+
+
+class TuningOnHiddenError(ProtocolError):
+    """Tuning was asked to read a benchmark marked "partition": "hidden"."""
+
+
+class TuningError(ProtocolError):
+    """A tuning grid or objective is malformed (names the axis, point or value)."""
+
+
+class HoldoutNotAllowedError(ProtocolError):
+    """Held-out scoring lacks a frozen selection whose dev checksum matches a dev benchmark."""
+
+
+class ExposedBenchmarkError(ProtocolError):
+    """A hidden benchmark version was already exposed to another selection or release."""
+
+
+class IncomparableError(ProtocolError):
+    """Two results carry different (or missing) benchmark/corpus/judgement/policy versions."""
+
+
+class ReleaseError(MamboMemeError):
+    """Publishing, switching or rolling back a release failed (missing input, no history...)."""
+
+
+class ReleaseIntegrityError(ReleaseError):
+    """A release's files do not match the sha256 sums in its manifest."""

@@ -1,0 +1,207 @@
+"""`mambomeme run` and `mambomeme score`: the evaluation commands (see docs/CONTRACTS.md).
+
+    mambomeme run --benchmark DIR --system NAME --out FILE [--build DIR] [--force]
+    mambomeme score --benchmark DIR --runs FILE... [--out-dir reports] [--gates-input FILE]
+
+Both read any benchmark folder in the FORMAT.md layout, so an external (hidden) benchmark is
+scored with the same commands and no code change. The engine is imported inside the handler so
+`mambomeme score` never loads indexes or models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.errors import BenchmarkError, MamboMemeError
+from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
+from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
+from mambomeme.evaluation.report import write_scorecard
+from mambomeme.evaluation.runner import run_benchmark
+from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, sidecar, write_run
+from mambomeme.evaluation.scorecard import build_scorecard
+
+
+def register(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run one system over a benchmark into a TREC run file")
+    run.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (FORMAT.md)")
+    run.add_argument("--system", required=True, help="bm25 | dense | hybrid | hybrid-no-<field>")
+    run.add_argument("--out", type=Path, required=True, help="run file to write (FILE + sidecars)")
+    run.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
+    run.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
+    run.add_argument(
+        "--corpus-manifest", type=Path, help="default: manifests/corpus-<build name>.json"
+    )
+    run.add_argument("--force", action="store_true", help="overwrite an existing run file")
+    run.set_defaults(handler=run_command)
+
+    score = subparsers.add_parser("score", help="score run files and write the scorecard")
+    score.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (FORMAT.md)")
+    score.add_argument("--runs", type=Path, nargs="+", required=True, help="run files")
+    score.add_argument("--out-dir", type=Path, default=Path("reports"))
+    score.add_argument("--gates-input", type=Path, help="JSON with TUI p95 / release test results")
+    score.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
+    score.add_argument(
+        "--seed", type=int, help="bootstrap seed (default: evaluation.bootstrap.seed)"
+    )
+    score.add_argument(
+        "--resamples", type=int, help="bootstrap resamples (default: params or 1000)"
+    )
+    score.set_defaults(handler=score_command)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def find_corpus_manifest(build: Path, given: Path | None) -> Path:
+    candidates = (
+        [given]
+        if given
+        else [Path("manifests") / f"corpus-{build.name}.json", build / "manifest.json"]
+    )
+    for candidate in candidates:
+        if candidate is not None and candidate.is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    raise BenchmarkError(f"no corpus manifest found (looked at {looked}); pass --corpus-manifest")
+
+
+def code_commit() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def evaluation_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    section = params.get("evaluation", {})
+    if not isinstance(section, dict):
+        raise MamboMemeError("params 'evaluation' must be a mapping")
+    return section
+
+
+def embedding_manifest(build: Path, system: str) -> Path | None:
+    """The dense index manifest a system reads (build/dense/dense[-no-<field>].json), if any."""
+    if system.startswith("bm25"):
+        return None
+    prefix = "hybrid-no-"
+    stem = f"dense-no-{system[len(prefix) :]}" if system.startswith(prefix) else "dense"
+    path = build / "dense" / f"{stem}.json"
+    return path if path.is_file() else None
+
+
+def execute_run(
+    engine: Any,
+    benchmark: Benchmark,
+    system: str,
+    out: Path,
+    build: Path,
+    corpus_manifest: Path,
+    params: Mapping[str, Any],
+    force: bool,
+) -> Run:
+    """Run `system` of an open engine over `benchmark` and write FILE and its sidecars."""
+    if out.exists() and not force:
+        raise BenchmarkError(f"{out}: exists; pass --force to overwrite")
+    if system not in engine.systems():
+        raise MamboMemeError(
+            f"unknown system {system!r}; the engine has {', '.join(engine.systems())}"
+        )
+    dense_manifest = embedding_manifest(build, system)
+    extra = {
+        "corpus_manifest": str(corpus_manifest),
+        "embedding_manifest": str(dense_manifest) if dense_manifest.is_file() else None,
+        "embedding_manifest_sha256": sha256_file(dense_manifest)
+        if dense_manifest.is_file()
+        else None,
+        "build": str(build),
+        "code_commit": code_commit(),
+        "limit": MAX_RESULTS,
+    }
+    meta = run_meta(benchmark, system, sha256_file(corpus_manifest), extra)
+    warmups = int(evaluation_params(params).get("warmups", 0))
+
+    def search(cues: list[str], filters: Any) -> Any:
+        return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)
+
+    run = run_benchmark(
+        benchmark, search, system, items=engine.items, meta=meta, limit=MAX_RESULTS, warmups=warmups
+    )
+    write_run(out, run, force=force)
+    return run
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.out.exists() and not args.force:
+        raise BenchmarkError(f"{args.out}: exists; pass --force to overwrite")
+    params = load_params(args.params)
+    benchmark = load_benchmark(args.benchmark)
+    build = args.build or build_dir(params)
+    manifest = find_corpus_manifest(build, args.corpus_manifest)
+    from mambomeme.search.engine import Engine
+
+    engine = Engine.open(build, params)
+    run = execute_run(engine, benchmark, args.system, args.out, build, manifest, params, args.force)
+    print(
+        f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
+        f"{sum(len(r) for r in run.rankings.values())} results "
+        f"(+ {sidecar(args.out, '.errors.jsonl').name}, .latency.jsonl, .details.jsonl, .meta.json)"
+    )
+    return 0
+
+
+def bootstrap_settings(
+    params: Mapping[str, Any], seed: int | None, resamples: int | None
+) -> tuple[int, int]:
+    """(seed, resamples): command line, else evaluation.bootstrap, else base.seed and 1000."""
+    boot = evaluation_params(params).get("bootstrap", {}) or {}
+    if seed is None:
+        seed = boot.get("seed", params.get("base", {}).get("seed"))
+    if seed is None:
+        raise MamboMemeError("no bootstrap seed: set evaluation.bootstrap.seed or pass --seed")
+    count = resamples if resamples is not None else int(boot.get("resamples", DEFAULT_RESAMPLES))
+    if count < 1:
+        raise MamboMemeError(f"bootstrap resamples must be >= 1, got {count}")
+    return int(seed), count
+
+
+def score_runs(
+    benchmark_dir: Path,
+    run_files: list[Path],
+    out_dir: Path,
+    gates_input: Path | None,
+    seed: int,
+    resamples: int,
+) -> dict[str, Any]:
+    benchmark = load_benchmark(benchmark_dir)
+    runs = {str(path): read_run(path, benchmark) for path in run_files}
+    card = build_scorecard(benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples)
+    write_scorecard(card, out_dir)
+    return card
+
+
+def score_command(args: argparse.Namespace) -> int:
+    params = load_params(args.params) if args.params.is_file() else {}
+    seed, resamples = bootstrap_settings(params, args.seed, args.resamples)
+    card = score_runs(
+        args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples
+    )
+    for row in card["systems"]:
+        print(
+            f"{row['system']:<24} MMTS {row['mmts']:6.2f} {row['status']:<4} "
+            f"(raw {row['mmts_raw']:.2f}, Q {row['components']['Q'] or 0:.4f})"
+        )
+    if card["acceptance"] is not None:
+        print(f"decision: {card['acceptance']['decision']}")
+    print(f"wrote {args.out_dir / 'scorecard.md'}", file=sys.stderr)
+    return 0

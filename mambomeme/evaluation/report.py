@@ -1,0 +1,278 @@
+"""Publish a scorecard: reports/scorecard.md, scorecard.json, metrics.json and reports/plots/.
+
+Every file is first written under a temporary name in its final folder; only when all of them
+are complete are they moved into place with os.replace (atomic per file on one filesystem), so
+a failure while rendering or plotting publishes nothing and never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mambomeme.evaluation import plots
+
+COMPONENTS = ("Q", "E", "C", "S", "L", "R")
+
+
+def _f(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ci(interval: Mapping[str, Any], digits: int = 4) -> str:
+    return f"[{_f(interval['low'], digits)}, {_f(interval['high'], digits)}]"
+
+
+def render_markdown(card: Mapping[str, Any]) -> str:
+    v = card["versions"]
+    label = " (PROVISIONAL)" if v["provisional"] else ""
+    lines = [
+        f"# Scorecard: {v['name']} {v['version']}{label}",
+        "",
+        f"{card['queries']} queries in {card['families']} families; partition `{v['partition']}`"
+        + ("; hidden prompts were exposed" if v["exposed"] else "")
+        + ".",
+        "",
+        "## Versions",
+        "",
+        "| what | version |",
+        "| --- | --- |",
+    ]
+    for key in (
+        "name",
+        "version",
+        "partition",
+        "judgement_set",
+        "corpus",
+        "benchmark_sha256",
+        "safety_policy",
+        "score_version",
+        "corpus_manifest",
+        "corpus_manifest_sha256",
+        "embedding_manifest",
+        "embedding_manifest_sha256",
+        "code_commit",
+    ):
+        lines.append(f"| {key} | `{_f(v.get(key))}` |")
+    b = card["bootstrap"]
+    lines.append(f"| bootstrap | seed {b['seed']}, {b['resamples']} resamples of {b['unit']} |")
+    lines += [
+        "",
+        "## Systems (MMTS-Search-v1)",
+        "",
+        "| system | MMTS | status | raw | "
+        + " | ".join(COMPONENTS)
+        + " | 95% CI (MMTS) | pass fraction |",
+        "| --- " * (6 + len(COMPONENTS)) + "|",
+    ]
+    for row in card["systems"]:
+        parts = [row["system"], _f(row["mmts"], 2), row["status"], _f(row["mmts_raw"], 2)]
+        parts += [_f(row["components"][c]) for c in COMPONENTS]
+        parts += [_ci(row["mmts_interval"], 2), _f(row["gate_pass_fraction"], 3)]
+        lines.append("| " + " | ".join(parts) + " |")
+    gate_names = [g["name"] for g in card["systems"][0]["gates"]] if card["systems"] else []
+    lines += [
+        "",
+        "## Hard gates",
+        "",
+        "| system | " + " | ".join(gate_names) + " |",
+        "| --- " * (1 + len(gate_names)) + "|",
+    ]
+    for row in card["systems"]:
+        cells = [
+            f"{g['status']} ({_f(g['value'], 3)})" if g["value"] is not None else g["status"]
+            for g in row["gates"]
+        ]
+        lines.append(f"| {row['system']} | " + " | ".join(cells) + " |")
+    lines += ["", "Gate rules (each fails when true; NOT EVALUATED counts as failing):", ""]
+    lines += [
+        f"- `{g['name']}`: {g['rule']}"
+        for g in (card["systems"][0]["gates"] if card["systems"] else [])
+    ]
+    lines += _slices(card)
+    lines += _differences(card)
+    lines += _acceptance(card)
+    lines += _diagnostics(card)
+    return "\n".join(lines) + "\n"
+
+
+def _slices(card: Mapping[str, Any]) -> list[str]:
+    slices = list(card["systems"][0]["slice_ndcg"]) if card["systems"] else []
+    lines = [
+        "",
+        "## nDCG@10 by slice",
+        "",
+        "| system | " + " | ".join(slices) + " |",
+        "| --- " * (1 + len(slices)) + "|",
+    ]
+    for row in card["systems"]:
+        lines.append(
+            f"| {row['system']} | " + " | ".join(_f(row["slice_ndcg"][s]) for s in slices) + " |"
+        )
+    lines += [
+        "",
+        "Per slice: Hit@1 / Hit@5 / Hit@10 / Recall@10 / MRR@10 (answerable queries).",
+        "",
+        "| system | slice | n | Hit@1 | Hit@5 | Hit@10 | Recall@10 | MRR@10 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in card["systems"]:
+        for name, m in row["slices"].items():
+            lines.append(
+                f"| {row['system']} | {name} | {m['queries']} | {_f(m['hit@1'])} | "
+                f"{_f(m['hit@5'])} | {_f(m['hit@10'])} | {_f(m['recall@10'])} | {_f(m['mrr@10'])} |"
+            )
+    return lines
+
+
+def _differences(card: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "",
+        "## Paired family-bootstrap differences (system - baseline, 95% percentile CI)",
+        "",
+        "| system | baseline | dQ | dMMTS | dMMTS raw | d entity | d quote | d topic | d concept "
+        "| d visual | d noisy |",
+        "| --- " * 11 + "|",
+    ]
+    for d in card["differences"]:
+        cells = []
+        for metric in (
+            "Q",
+            "MMTS",
+            "ndcg_entity",
+            "ndcg_quote",
+            "ndcg_topic",
+            "ndcg_concept",
+            "ndcg_visual",
+            "ndcg_noisy",
+        ):
+            cells.append(f"{_f(d['point'].get(metric))} {_ci(d[metric])}")
+        lines.append(f"| {d['system']} | {d['baseline']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _acceptance(card: Mapping[str, Any]) -> list[str]:
+    a = card["acceptance"]
+    lines = ["", "## Semantic-search acceptance (seeds/000)", ""]
+    if a is None:
+        return lines + ["Not decided: the comparison needs both a `bm25` and a `hybrid` run.", ""]
+    official = (
+        "official" if a["official"] else "not official (needs a hidden, final, unexposed benchmark)"
+    )
+    lines += [f"**Decision: {a['decision']}** ({official}).", ""]
+    lines += [
+        f"- {'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['detail']}" for c in a["checks"]
+    ]
+    if not a["keep_dense"]:
+        lines += [
+            "",
+            "Negative result kept: hybrid did not earn the dense route its place in the "
+            "default; the rows above are the experiment's record.",
+        ]
+    return lines
+
+
+def _diagnostics(card: Mapping[str, Any]) -> list[str]:
+    keys = (
+        "duplicate_rate",
+        "template_repeat_rate",
+        "missing_preview_rate",
+        "missing_attribution_rate",
+        "unjudged_top10_count",
+        "safety_from_corpus_count",
+        "errored_queries",
+    )
+    lines = [
+        "",
+        "## Diagnostics (reported, not scored)",
+        "",
+        "| system | " + " | ".join(keys) + " |",
+        "| --- " * (1 + len(keys)) + "|",
+    ]
+    for row in card["systems"]:
+        lines.append(
+            f"| {row['system']} | " + " | ".join(_f(row["diagnostics"][k]) for k in keys) + " |"
+        )
+    lines += ["", "Shown results by route family and slice (lexical-only / dense-only / both):", ""]
+    for row in card["systems"]:
+        routes = row["diagnostics"]["routes_by_slice"] or {}
+        text = "; ".join(
+            f"{s} {c['lexical_only']}/{c['dense_only']}/{c['both']}" for s, c in routes.items()
+        )
+        lines.append(f"- {row['system']}: {text or 'n/a'}")
+    lines += [
+        "",
+        "Unjudged items in the top 10 count as grade 0; they are listed in scorecard.json.",
+    ]
+    return lines
+
+
+def flat_metrics(card: Mapping[str, Any]) -> dict[str, Any]:
+    """Small flat metrics for `dvc metrics show/diff`: '<system>.<metric>' -> number."""
+    flat: dict[str, Any] = {}
+    for row in card["systems"]:
+        s = row["system"]
+        flat[f"{s}.mmts"] = row["mmts"]
+        flat[f"{s}.mmts_raw"] = row["mmts_raw"]
+        flat[f"{s}.pass"] = int(row["status"] == "PASS")
+        for c in COMPONENTS:
+            flat[f"{s}.{c}"] = row["components"][c]
+        for name, value in row["slice_ndcg"].items():
+            flat[f"{s}.ndcg_{name}"] = value
+        flat[f"{s}.latency_p95_ms"] = row["latency_p95_ms"]
+    if card["acceptance"] is not None:
+        flat["acceptance.keep_dense"] = int(card["acceptance"]["keep_dense"])
+    return flat
+
+
+def _json(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def scorecard_files(card: Mapping[str, Any], out_dir: Path) -> dict[Path, bytes]:
+    """Every file of one publication and its bytes (rendered in memory, nothing written)."""
+    out_dir = Path(out_dir)
+    plot_dir = out_dir / "plots"
+    slice_rows, latency_rows = plots.slice_ndcg_rows(card), plots.latency_rows(card)
+    return {
+        out_dir / "scorecard.md": render_markdown(card).encode("utf-8"),
+        out_dir / "scorecard.json": _json(card),
+        out_dir / "metrics.json": _json(flat_metrics(card)),
+        plot_dir / "slice_ndcg.csv": plots.csv_bytes(slice_rows),
+        plot_dir / "slice_ndcg.json": plots.json_bytes(slice_rows),
+        plot_dir / "latency.csv": plots.csv_bytes(latency_rows),
+        plot_dir / "latency.json": plots.json_bytes(latency_rows),
+        plot_dir / "slice_ndcg.png": plots.slice_ndcg_png(card),
+        plot_dir / "latency.png": plots.latency_png(card),
+    }
+
+
+def publish(files: Mapping[Path, bytes]) -> None:
+    """Write all files to temporary names, then move each into place; on failure publish none."""
+    temps = {path: path.with_name(f".{path.name}.tmp-{os.getpid()}") for path in files}
+    try:
+        for path, data in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(temps[path], "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for path, temp in temps.items():
+            os.replace(temp, path)
+    finally:
+        for temp in temps.values():
+            if temp.exists():
+                temp.unlink()
+
+
+def write_scorecard(card: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    files = scorecard_files(card, out_dir)
+    publish(files)
+    return list(files)

@@ -1,0 +1,49 @@
+"""Index build entry points used by the DVC stages (thin wrappers over lexical and dense)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mambomeme.corpus.ingest import load_items
+from mambomeme.corpus.manifest import sha256_file, write_json_atomic
+from mambomeme.index.lexical import LEXICAL_INDEX_VERSION, build_lexical
+
+DENSE_DIR = "dense"
+
+
+def build_lexical_index(build_dir: Path, manifest: Path, weights: Mapping[str, float]) -> dict[str, Any]:
+    items = load_items(build_dir)
+    path = build_dir / "lexical.sqlite"
+    build_lexical(items, path, weights)
+    info = {
+        "version": LEXICAL_INDEX_VERSION,
+        "count": len(items),
+        "weights": dict(weights),
+        "corpus_manifest_sha256": sha256_file(manifest),
+        "items_sha256": sha256_file(build_dir / "items.parquet"),
+    }
+    write_json_atomic(build_dir / "lexical.json", info)
+    return info
+
+
+def build_dense_indexes(
+    build_dir: Path,
+    manifest: Path,
+    batch_size: int,
+    device: str,
+    ablations: Mapping[str, Sequence[str]],
+) -> list[dict[str, Any]]:
+    """The full dense index plus one per ablation (each leaves its fields out of the document)."""
+    from mambomeme.index.dense import DenseFiles, Encoder, build_dense
+
+    items = load_items(build_dir)
+    encoder = Encoder(device)
+    corpus_sha = sha256_file(manifest)
+    variants = [("", frozenset[str]())] + [(n, frozenset(f)) for n, f in sorted(ablations.items())]
+    built = []
+    for name, without in variants:
+        files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)
+        built.append(build_dense(items, files, encoder, batch_size, corpus_sha, without))
+    return built

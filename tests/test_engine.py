@@ -1,0 +1,122 @@
+"""The hybrid engine on the real fixture corpus with the real model."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from mambomeme.search.results import Filters
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = ("bm25", "bm25+typo", "dense", "hybrid", "hybrid-no-ocr_text")
+QUERIES = ["john cena", "you can't see me", "cat", "the", "meme", "burning house", "zxqv blorft",
+           "wrestler waving hand", "disaster", "a", "monkey puppet looking away"]
+
+
+def _is_cena(result: Any) -> bool:
+    return result.template == "John Cena"
+
+
+def test_never_an_ineligible_item_under_random_masks_and_limits(engine: Any) -> None:
+    rnd = random.Random(20261201)
+    items = engine.items
+    languages = sorted({items[i].language for i in items}) + [None]
+    templates = sorted({items[i].template for i in items if items[i].template})[:8] + [None]
+    shown = 0
+    for _ in range(60):
+        filters = Filters(kind=rnd.choice(["template", "meme", None]),
+                          language=rnd.choice(languages), template=rnd.choice(templates))
+        limit = rnd.choice([1, 3, 10, 50, 100])
+        query = rnd.choice(QUERIES)
+        for system in SYSTEMS:
+            for r in engine.search([query], limit, filters, system).results:
+                item = items[r.item_id]
+                assert item.eligible, (system, query, r.item_id)
+                assert filters.kind in (None, item.kind)
+                assert filters.language in (None, item.language)
+                assert filters.template in (None, item.template)
+                shown += 1
+    assert shown > 100  # the loop really showed results
+
+
+def test_depth_and_limit_beyond_the_eligible_set(engine: Any) -> None:
+    eligible = sum(engine.items[i].eligible for i in engine.items)
+    response = engine.search(["meme"], limit=100, system="dense")
+    assert len(response.results) <= eligible
+    assert all(engine.items[r.item_id].eligible for r in response.results)
+    ids = [r.item_id for r in response.results]
+    assert len(ids) == len(set(ids))
+
+
+def test_same_query_twice_gives_identical_list(engine: Any) -> None:
+    for system in SYSTEMS:
+        a = engine.search(["invisible wrestler"], system=system).results
+        b = engine.search(["invisible wrestler"], system=system).results
+        assert [(r.item_id, r.fused_score) for r in a] == [(r.item_id, r.fused_score) for r in b]
+
+
+def test_weak_second_cue_does_not_push_out_an_exact_match(engine: Any) -> None:
+    alone = engine.search(["john cena"], system="hybrid").results
+    both = engine.search(["john cena", "blue sky weather"], system="hybrid").results
+    assert _is_cena(alone[0])
+    assert any(_is_cena(r) for r in both[:3])
+    assert alone[0].item_id in [r.item_id for r in both[:5]]
+
+
+def test_nonsense_returns_empty(engine: Any) -> None:
+    for system in ("bm25", "dense", "hybrid"):
+        response = engine.search(["zxqv blorft"], system=system)
+        assert response.results == (), system
+        assert response.empty_reason
+
+
+def test_wrestler_you_cannot_see(engine: Any) -> None:
+    for system in ("dense", "hybrid"):
+        results = engine.search(["the wrestler you cannot see"], system=system).results
+        assert any(_is_cena(r) for r in results[:3]), (system, [r.item_id for r in results[:5]])
+
+
+def test_john_cena_first_with_hybrid(engine: Any) -> None:
+    assert _is_cena(engine.search(["john cena"], system="hybrid").results[0])
+
+
+def test_noisy_jon_sena(engine: Any) -> None:
+    results = engine.search(["jon sena invisible meme"], system="hybrid").results
+    assert any(_is_cena(r) for r in results[:3]), [r.item_id for r in results[:5]]
+    typo = engine.search(["jon sena"], system="bm25+typo").results
+    assert typo and _is_cena(typo[0])
+    assert engine.search(["jon sena"], system="bm25").results == () or not _is_cena(
+        engine.search(["jon sena"], system="bm25").results[0])
+
+
+def test_exact_duplicates_collapse_and_group_cap(engine: Any) -> None:
+    items = engine.items
+    cap = engine.config.group_cap
+    for query in ("john cena", "cat", "disaster girl", "kermit", "meme", "success kid"):
+        results = engine.search([query], limit=50, system="hybrid").results
+        keys = [engine.items.dup_key[engine.items.row_of[r.item_id]] for r in results]
+        assert len(keys) == len(set(keys)), query
+        groups: dict[str, int] = {}
+        for r in results:
+            group = items[r.item_id].template_group
+            groups[group] = groups.get(group, 0) + 1
+        assert max(groups.values(), default=0) <= cap, query
+
+
+def test_results_carry_evidence(engine: Any) -> None:
+    r = engine.search(["john cena"], system="hybrid").results[0]
+    assert r.rank == 1 and r.item_id and r.title and r.preview and r.license
+    assert {"lexical", "dense"} <= set(r.routes)
+    assert any(m.field in ("people", "template", "title") for m in r.matched_fields)
+    assert all(h.rank >= 1 for h in r.hits)
+    timings = engine.search(["john cena"], system="hybrid").timings_ms
+    assert {"normalise", "lexical", "encode", "dense", "fuse", "join", "total"} <= set(timings)
+
+
+def test_multi_cue_fuses_each_cue(engine: Any) -> None:
+    response = engine.search(["you can't see me", "wrestler waving hand"], system="hybrid")
+    cues = {h.cue for r in response.results for h in r.hits}
+    assert cues == {0, 1}
