@@ -34,8 +34,9 @@ check: setup  ## lint and type-check
 	$(BIN)/ruff check mambomeme stages tests
 	$(BIN)/mypy
 
-repro: setup  ## dvc repro on another corpus: make repro CORPUS=memes-10k
-	$(BIN)/dvc exp run -S base.corpus=$(CORPUS) -S base.corpus_path=$$($(BIN)/python -c "import yaml;c=yaml.safe_load(open('params.yaml'))['corpora']['$(CORPUS)'];print(c.get('path') or c['root'])")
+repro: setup  ## dvc repro on another corpus (outputs kept apart): make repro CORPUS=memes-10k
+	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
+	$(BIN)/dvc repro
 
 clean:  ## remove build outputs (not the venv)
 	rm -rf build runs

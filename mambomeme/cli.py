@@ -9,14 +9,20 @@ from collections.abc import Sequence
 from mambomeme.errors import MamboMemeError
 
 
+COMMANDS: dict[str, argparse.ArgumentParser] = {}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mambomeme", description="Local meme search.")
     sub = parser.add_subparsers(dest="command")
     from mambomeme import cli_search
 
     cli_search.register(sub)
-    for module_name in ("mambomeme.evaluation.commands",
+    for module_name in (
+        "mambomeme.evaluation.commands",
+        "mambomeme.evaluation.annotate_commands",
         "mambomeme.release.commands",
+        "mambomeme.bench.commands",
         "mambomeme.tui.commands",
     ):
         try:
@@ -26,11 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    COMMANDS.update(sub.choices)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv and "tui" in COMMANDS:
+        argv = ["tui"]  # plain `mambomeme` opens the search UI
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()

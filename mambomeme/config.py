@@ -41,10 +41,14 @@ def build_dir(params: dict[str, Any], name: str | None = None) -> Path:
 def check_corpus_path(params: dict[str, Any]) -> None:
     """base.corpus_path (the DVC dependency) must be the selected corpus's own source path."""
     corpus, config = corpus_config(params)
-    declared = str(params["base"].get("corpus_path", ""))
-    own = str(config.get("path", config.get("root", "")))
-    if Path(declared) != Path(own):
-        raise MamboMemeError(
-            f"params base.corpus_path is {declared!r} but corpus {corpus!r} reads {own!r}; "
-            f"set both, e.g. dvc exp run -S base.corpus={corpus} -S base.corpus_path={own}"
-        )
+    pairs = [
+        ("base.corpus_path", params["base"].get("corpus_path"), config.get("path", config.get("root"))),
+        ("base.reports", params["base"].get("reports"), config.get("reports")),
+        ("evaluation.benchmark", params.get("evaluation", {}).get("benchmark"), config.get("benchmark")),
+    ]
+    for key, declared, own in pairs:
+        if own is not None and Path(str(declared)) != Path(str(own)):
+            raise MamboMemeError(
+                f"params {key} is {declared!r} but corpus {corpus!r} needs {own!r}; "
+                f"switch corpora with `make repro CORPUS={corpus}`"
+            )

@@ -78,16 +78,22 @@ def main() -> int:
     parser.add_argument("--switches", type=int, default=2000)
     parser.add_argument("--readers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--max-delay-ms", type=float, default=50.0)
+    parser.add_argument("--max-delay-ms", type=float, default=None, help="default: 3 cycles")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        kills = kill_campaign(Path(tmp) / "kills", args.kills, args.seed, args.max_delay_ms / 1000)
+        kills = kill_campaign(
+            Path(tmp) / "kills",
+            args.kills,
+            args.seed,
+            None if args.max_delay_ms is None else args.max_delay_ms / 1000,
+        )
         print(
             f"kills tried: {kills['kills']}  torn states: {kills['torn']}  "
             f"worker errors: {kills['worker_errors']}  switches begun by killed workers: "
             f"{kills['switches']}  current still old: {kills['still_old']}  moved: "
-            f"{kills['moved']}  ({time.perf_counter() - start:.1f} s)"
+            f"{kills['moved']}  publish cycle: {kills['cycle_ms']} ms  max delay: "
+            f"{kills['max_delay_ms']} ms  ({time.perf_counter() - start:.1f} s)"
         )
         for problem in kills["problems"][:5]:
             print("  problem:", problem)

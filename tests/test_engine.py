@@ -88,8 +88,8 @@ def test_noisy_jon_sena(engine: Any) -> None:
     assert any(_is_cena(r) for r in results[:3]), [r.item_id for r in results[:5]]
     typo = engine.search(["jon sena"], system="bm25+typo").results
     assert typo and _is_cena(typo[0])
-    assert engine.search(["jon sena"], system="bm25").results == () or not _is_cena(
-        engine.search(["jon sena"], system="bm25").results[0])
+    fixes = engine.typo.corrections(["jon", "sena"])
+    assert "john" in fixes["jon"] and "cena" in fixes["sena"]
 
 
 def test_exact_duplicates_collapse_and_group_cap(engine: Any) -> None:

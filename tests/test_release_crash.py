@@ -48,7 +48,7 @@ def test_readers_during_switches_never_mix_versions(tmp_path: Path) -> None:
     write_token(build, "beta")
     rel_b = publish(build, manifest, selection, releases)
     token_of = {rel_a.id: "alpha", rel_b.id: "beta"}
-    switches = 300
+    switches = 100
     writer = subprocess.Popen(
         [
             sys.executable,

@@ -92,18 +92,29 @@ def switch_loop(root: Path, switches: int, id_a: str, id_b: str) -> None:
         rollback(releases, to=id_a if i % 2 else id_b)
 
 
-def kill_campaign(root: Path, kills: int, seed: int, max_delay_s: float = 0.05) -> dict[str, Any]:
+def kill_campaign(
+    root: Path, kills: int, seed: int, max_delay_s: float | None = None
+) -> dict[str, Any]:
     """Start the publish loop, SIGKILL it after a seeded random delay, check, repeat.
 
     After every kill: CURRENT must name the old or the new release of the last switch the worker
     began (history is written before the pointer), and that release must fully verify.
-    Anything else counts as a torn state.
+    Anything else counts as a torn state. The delay is uniform in [0, max_delay_s], by default
+    three publish cycles as timed here first (so the kills spread over whole cycles however
+    slow the disk is).
     """
     rng = random.Random(seed)
     build, manifest, selection = make_build(root, "initial")
     releases = root / "releases"
-    publish(build, manifest, selection, releases)
+    started = time.perf_counter()
+    for step in range(3):  # calibrate: kills should land anywhere in a few publish cycles
+        write_token(build, f"calibrate-{step}")
+        publish(build, manifest, selection, releases)
+    cycle_s = (time.perf_counter() - started) / 3
+    delay_s = max_delay_s if max_delay_s is not None else 3 * cycle_s
     counts: dict[str, Any] = {
+        "cycle_ms": round(cycle_s * 1000, 1),
+        "max_delay_ms": round(delay_s * 1000, 1),
         "kills": 0,
         "torn": 0,
         "worker_errors": 0,
@@ -122,7 +133,7 @@ def kill_campaign(root: Path, kills: int, seed: int, max_delay_s: float = 0.05) 
         )
         assert proc.stdout is not None
         proc.stdout.readline()
-        time.sleep(rng.uniform(0.0, max_delay_s))
+        time.sleep(rng.uniform(0.0, delay_s))
         if proc.poll() is not None:
             counts["worker_errors"] += 1
             counts["problems"].append(proc.communicate()[1].decode()[-500:])

@@ -41,16 +41,31 @@ DEFAULT_DIR = Path(__file__).resolve().parents[2] / "safety"
 LEXICON_FILE = "lexicon-v1.txt"
 OVERRIDES_FILE = "overrides.csv"
 
-# Obfuscations a letter may take: leetspeak digits and look-alike symbols.
-_LEET = {
-    "a": "a4@", "b": "b8", "e": "e3", "g": "g96", "i": "i1!|", "l": "l1|",
-    "o": "o0", "s": "s5$", "t": "t7+", "z": "z2",
-}
-_VOWELS = set("aeiou")
-_SEP = r"[\s._\-*'~]?"  # at most one separator between two letters of a word
-_WORD_SEP = r"[\W_]*"  # any (or no) separators between the words of a phrase
-_LEFT = r"(?<![a-z0-9])"
-_RIGHT = r"(?![a-z0-9])"
+# Leetspeak: digits and look-alike symbols read as letters inside a word with letters.
+_LEET = str.maketrans(
+    {
+        "4": "a",
+        "@": "a",
+        "8": "b",
+        "3": "e",
+        "9": "g",
+        "6": "g",
+        "1": "i",
+        "!": "i",
+        "|": "i",
+        "0": "o",
+        "5": "s",
+        "$": "s",
+        "7": "t",
+        "+": "t",
+    }
+)
+_LEET_L = str.maketrans({"1": "l", "|": "l"})  # the other reading of 1 and |
+_SPACED = re.compile(r"(?<![a-z0-9])(?:[a-z0-9@$][\s._\-*]){2,}[a-z0-9@$](?![a-z0-9])")
+_JOINERS = re.compile(r"[\s._\-*]")
+_SUBTOKEN = re.compile(r"[a-z0-9@$!|*#+]+")
+_STRETCH = re.compile(r"(.)\1\1")
+_STARRED = re.compile(r"[*#]+")
 
 
 class SafetyConfigError(MamboMemeError):
@@ -71,26 +86,47 @@ class LexiconEntry:
     line: int
 
 
-def _compile_letter(char: str) -> str:
-    variants = _LEET.get(char, char)
-    cls = "[" + re.escape(variants) + ("*#" if char in _VOWELS else "") + "]"
-    return cls + "+" if len(variants) > 1 or char in _VOWELS else re.escape(char) + "+"
+def _plural(word: str) -> tuple[str, ...]:
+    return (word, word + "s", word + "es")
 
 
-def _compile_pattern(pattern: str) -> str:
-    """'blow job' -> regex matching blowjob, blow-job, bl0w j0b, bloooow job, ...; word
-    boundary at both ends; optional plural s/es unless the word ends in '*' (any ending)."""
-    words = pattern.lower().split()
-    parts: list[str] = []
-    open_end = False
-    for index, word in enumerate(words):
-        open_end = word.endswith("*") and index == len(words) - 1
-        word = word.rstrip("*")
-        letters = [_compile_letter(c) if c.isalnum() else re.escape(c) for c in word]
-        parts.append(_SEP.join(letters))
-    body = _WORD_SEP.join(parts)
-    ending = r"[a-z0-9]*" if open_end else r"(?:e?s)?"
-    return _LEFT + body + ending + _RIGHT
+@lru_cache(maxsize=262_144)
+def _variants(token: str) -> frozenset[str]:
+    """The readings of one token: as written, leet decoded (1 as i and as l), and with letter
+    runs of three or more squeezed to one and to two ("seeeex" -> "sex", "boooobs" -> "boobs").
+    Squeezing only stretched runs keeps "bob" from reading as "boob"."""
+    out = {token}
+    if any(c.isalpha() for c in token):
+        out.add(token.translate(_LEET_L).translate(_LEET))
+        out.add(token.translate(_LEET))
+    for word in list(out):
+        if _STRETCH.search(word):
+            out.add(re.sub(r"(.)\1+", r"\1", word))
+            out.add(re.sub(r"(.)\1\1+", r"\1\1", word))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=262_144)
+def _decoded(token: str) -> str:
+    return token.translate(_LEET) if any(c.isalpha() for c in token) else token
+
+
+def words_of(text: str) -> tuple[list[str], set[str]]:
+    """Normalise `text` for matching: lower case, spaced-out letters joined ("s e x", "p.o.r.n"),
+    split into sub-tokens at punctuation. Returns the leet-decoded tokens in order (for
+    phrases) and every reading of every token and of every punctuation-joined chunk
+    ("p-orn" -> "porn")."""
+    text = _SPACED.sub(lambda m: _JOINERS.sub("", m.group()), text.lower())
+    ordered: list[str] = []
+    readings: set[str] = set()
+    for chunk in text.split():
+        parts = _SUBTOKEN.findall(chunk)
+        for part in parts:
+            ordered.append(_decoded(part))
+            readings |= _variants(part)
+        if len(parts) > 1:
+            readings |= _variants("".join(parts))
+    return ordered, readings
 
 
 def parse_lexicon(text: str, name: str = LEXICON_FILE) -> list[LexiconEntry]:
@@ -102,10 +138,10 @@ def parse_lexicon(text: str, name: str = LEXICON_FILE) -> list[LexiconEntry]:
         if not line:
             continue
         category, _, pattern = line.partition(" ")
-        pattern = " ".join(pattern.split()).lower()
+        pattern = " ".join(pattern.replace("/", " ").split()).lower()
         if category not in CATEGORIES and category != MINOR:
             raise SafetyConfigError(f"{name}:{number}: unknown category {category!r}")
-        if not pattern or not re.fullmatch(r"[a-z0-9/ ]+\*?", pattern):
+        if not pattern or not re.fullmatch(r"[a-z0-9 ]+\*?", pattern):
             raise SafetyConfigError(f"{name}:{number}: pattern must be words a-z 0-9 (/ ok)")
         if pattern in seen:
             raise SafetyConfigError(f"{name}:{number}: duplicate pattern {pattern!r}")
@@ -147,13 +183,30 @@ class SafetyClassifier:
         self.lexicon = tuple(lexicon)
         self.overrides = dict(overrides or {})
         self.profanity_threshold = profanity_threshold
-        self._groups: dict[str, LexiconEntry] = {}
-        alternatives = []
-        for index, entry in enumerate(self.lexicon):
-            group = f"p{index}"
-            self._groups[group] = entry
-            alternatives.append(f"(?P<{group}>{_compile_pattern(entry.pattern)})")
-        self._regex = re.compile("|".join(alternatives), re.IGNORECASE)
+        # single words (and phrases written together, "blowjob"): exact with plurals, or
+        # prefix for a trailing "*"; phrases: a regex over the space-joined tokens
+        self._exact: dict[str, LexiconEntry] = {}
+        prefixes: dict[str, LexiconEntry] = {}
+        phrases: dict[str, LexiconEntry] = {}
+        for entry in self.lexicon:
+            stem = entry.pattern.rstrip("*")
+            joined = stem.replace(" ", "")
+            if entry.pattern.endswith("*"):
+                prefixes.setdefault(joined, entry)
+            else:
+                for word in _plural(joined):
+                    self._exact.setdefault(word, entry)
+            if " " in stem:
+                phrases.setdefault(stem, entry)
+        self._prefixes = prefixes
+        self._longest_prefix = max((len(k) for k in prefixes), default=0)
+        # phrases indexed by their first word: first -> [(the other words, open end, entry)]
+        self._phrases: dict[str, list[tuple[tuple[str, ...], bool, LexiconEntry]]] = {}
+        for stem, entry in phrases.items():
+            first, *rest = stem.split()
+            self._phrases.setdefault(first, []).append(
+                (tuple(rest), entry.pattern.endswith("*"), entry)
+            )
         self._model: Callable[[list[str]], Sequence[float]] | None = None
         if profanity_threshold is not None:
             from profanity_check import predict_prob  # optional dependency, imported lazily
@@ -161,8 +214,51 @@ class SafetyClassifier:
             self._model = predict_prob
 
     def hits(self, text: str) -> list[LexiconEntry]:
-        """Every lexicon entry matched in `text`, in order of appearance."""
-        return [self._groups[m.lastgroup] for m in self._regex.finditer(text) if m.lastgroup]
+        """Every lexicon entry matched in `text` (each at most once)."""
+        ordered, readings = words_of(text)
+        found: dict[int, LexiconEntry] = {}
+        for word in readings:
+            if "*" in word or "#" in word:
+                self._starred(word, found)
+                continue
+            entry = self._exact.get(word)
+            if entry is not None:
+                found[entry.line] = entry
+            for size in range(2, min(len(word), self._longest_prefix) + 1):
+                prefix = self._prefixes.get(word[:size])
+                if prefix is not None:
+                    found[prefix.line] = prefix
+        for index, word in enumerate(ordered):
+            for rest, open_end, phrase in self._phrases.get(word, ()):
+                if self._phrase_at(ordered, index + 1, rest, open_end):
+                    found[phrase.line] = phrase
+        return [found[line] for line in sorted(found)]
+
+    @staticmethod
+    def _phrase_at(words: list[str], start: int, rest: tuple[str, ...], open_end: bool) -> bool:
+        """Do `rest` follow at `start`? The last word may take a plural (or any ending)."""
+        if start + len(rest) > len(words):
+            return False
+        for offset, expected in enumerate(rest):
+            word = words[start + offset]
+            if offset < len(rest) - 1:
+                if word != expected:
+                    return False
+            elif not (word.startswith(expected) if open_end else word in _plural(expected)):
+                return False
+        return True
+
+    def _starred(self, word: str, found: dict[int, LexiconEntry]) -> None:
+        """A starred-out token ("n*gga"): each run of * or # stands for one to three letters."""
+        core = word.strip("*#")
+        if len(core) < 2 or not _STARRED.search(core):
+            return
+        parts = [re.escape(p) for p in _STARRED.split(core)]
+        regex = re.compile("[a-z]{1,3}".join(parts) + r"(?:e?s)?")
+        for entry in self.lexicon:
+            stem = entry.pattern.rstrip("*").replace(" ", "")
+            if regex.fullmatch(stem) or (entry.pattern.endswith("*") and regex.match(stem)):
+                found[entry.line] = entry
 
     def classify(
         self,

@@ -326,3 +326,8 @@ def _check_answerable(
             raise BenchmarkError(
                 f"{where}: {q.slice} query {q.qid!r} has no exact-target groups in exact.jsonl"
             )
+
+
+def read_queries(path: Path) -> list[Query]:
+    """Validated queries of one queries.jsonl (for pooling before qrels exist)."""
+    return [q for _, q in _read_queries(Path(path))]

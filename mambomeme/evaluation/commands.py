@@ -27,6 +27,9 @@ from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, sidecar, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
 
+# Untimed searches before the timed pass, so the first query does not pay for loading the model.
+DEFAULT_WARMUPS = 10
+
 
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run one system over a benchmark into a TREC run file")
@@ -120,16 +123,14 @@ def execute_run(
     dense_manifest = embedding_manifest(build, system)
     extra = {
         "corpus_manifest": str(corpus_manifest),
-        "embedding_manifest": str(dense_manifest) if dense_manifest.is_file() else None,
-        "embedding_manifest_sha256": sha256_file(dense_manifest)
-        if dense_manifest.is_file()
-        else None,
+        "embedding_manifest": str(dense_manifest) if dense_manifest else None,
+        "embedding_manifest_sha256": sha256_file(dense_manifest) if dense_manifest else None,
         "build": str(build),
         "code_commit": code_commit(),
         "limit": MAX_RESULTS,
     }
     meta = run_meta(benchmark, system, sha256_file(corpus_manifest), extra)
-    warmups = int(evaluation_params(params).get("warmups", 0))
+    warmups = int(evaluation_params(params).get("warmups", DEFAULT_WARMUPS))
 
     def search(cues: list[str], filters: Any) -> Any:
         return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)

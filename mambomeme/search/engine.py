@@ -12,13 +12,14 @@ Order of work for one request (retrieval spec, seeds/002):
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -81,6 +82,47 @@ class EngineConfig:
             device=str(params.get("dense", {}).get("device", "cpu")),
         )
 
+    def override(self, values: Mapping[str, float]) -> EngineConfig:
+        """A copy with dotted keys replaced: rrf_k, depth, group_cap, min_cosine,
+        min_lexical_coverage, route_weights.<route> (the axes tuning searches)."""
+        weights = dict(self.route_weights)
+        evidence = {"min_cosine": self.evidence.min_cosine,
+                    "min_lexical_coverage": self.evidence.min_lexical_coverage}
+        top: dict[str, Any] = {}
+        for key, value in values.items():
+            if key.startswith("route_weights.") and key[14:] in ROUTES:
+                weights[key[14:]] = float(value)
+            elif key in evidence:
+                evidence[key] = float(value)
+            elif key in ("rrf_k",):
+                top[key] = float(value)
+            elif key in ("depth", "group_cap"):
+                top[key] = int(value)
+            else:
+                raise MamboMemeError(f"unknown tuning key {key!r}")
+        return dataclasses.replace(self, route_weights=weights, evidence=EvidenceRule(**evidence),
+                                   **top)
+
+
+class RouteList(NamedTuple):
+    """One route's candidates for one cue: (row, raw score), best first."""
+
+    cue: int
+    route: str
+    hits: list[tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Everything phase 1 found for one request; phase 2 ranks it under a config."""
+
+    spec: SystemSpec
+    lists: tuple[RouteList, ...]
+    content: dict[int, list[str]]
+    corrections: dict[int, dict[str, list[str]]]
+    fields: tuple[str, ...]
+    mask: np.ndarray
+
 
 class Engine:
     def __init__(self, build_dir: Path, config: EngineConfig) -> None:
@@ -135,131 +177,104 @@ class Engine:
         filters: Filters | None = None,
         system: str = "hybrid",
     ) -> SearchResponse:
+        """One request: retrieve every (cue, route) candidate list, then rank them."""
         clock = _Clock()
         check_request(self.config.bounds, cues, limit, filters)
-        spec = self.system(system)
         request_id = uuid.uuid4().hex
+        candidates = self.retrieve(cues, filters, system, max(self.config.depth, limit), clock)
+        if candidates is None:
+            return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
+        results = self.rank(candidates, limit, self.config, clock)
+        reason = "" if results else "no candidate had enough evidence"
+        return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
+
+    def retrieve(
+        self, cues: Sequence[str], filters: Filters | None, system: str, depth: int,
+        clock: _Clock | None = None,
+    ) -> Candidates | None:
+        """Phase 1: `depth` eligible candidates per (cue, route); None when no cue has a word.
+
+        Nothing here depends on route weights, k or thresholds, so tuning can rank the same
+        candidates under many configurations (`rank`) without searching again."""
+        clock = clock or _Clock()
+        spec = self.system(system)
         texts = [normalise(c) for c in cues]
         cue_tokens = [fts_query.tokenize(t) for t in texts]
         active = [i for i, toks in enumerate(cue_tokens) if toks]
         clock.lap("normalise")
         if not active:
-            return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
+            return None
         mask = self.items.mask(filters)
-        depth = max(self.config.depth, limit)
-        fields = [f for f in SEARCH_FIELDS if f not in spec.without]
-        lists: list[RankedList] = []
-        scores: dict[tuple[int, str, int], float] = {}
+        fields = tuple(f for f in SEARCH_FIELDS if f not in spec.without)
+        cols = None if len(fields) == len(SEARCH_FIELDS) else list(fields)
+        lists: list[RouteList] = []
         content = {i: fts_query.content_tokens(cue_tokens[i]) for i in active}
         corrections: dict[int, dict[str, list[str]]] = {i: {} for i in active}
-        for i in active:
-            if "lexical" in spec.routes:
-                rows = self._lexical_rows(cue_tokens[i], fields, mask, depth, scores, i, "lexical")
-                lists.append(self._ranked(i, "lexical", rows))
+        if "lexical" in spec.routes:
+            for i in active:
+                lists.append(RouteList(i, "lexical", self._lexical(cue_tokens[i], cols, mask, depth)))
         clock.lap("lexical")
-        for i in active:
-            if "typo" in spec.routes:
+        if "typo" in spec.routes:
+            for i in active:
                 corrections[i] = self.typo.corrections(content[i])
                 if corrections[i]:
                     words = [*cue_tokens[i], *(c for cs in corrections[i].values() for c in cs)]
-                    rows = self._typo_rows(words, fields, mask, depth, scores, i)
-                    lists.append(self._ranked(i, "typo", rows))
+                    hits = self.lexical.search(fts_query.any_of(words, cols), mask, depth)
+                    lists.append(RouteList(i, "typo", [(h.row, h.score) for h in hits]))
         clock.lap("typo")
-        cosine: dict[int, float] = {}
         if "dense" in spec.routes:
-            self._dense_lists(spec, [texts[i] for i in active], active, mask, depth, lists, scores,
-                              cosine, clock)
-        fused = weighted_rrf([lst for lst in lists if lst.weight > 0], self.config.rrf_k)
-        order = fused_order(fused, self.items.ids)
-        clock.lap("fuse")
-        results = self._present(order, fused, lists, scores, cosine, content, corrections,
-                                fields, limit, mask)
-        clock.lap("join")
-        reason = "" if results else "no candidate had enough evidence"
-        return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
+            if not self.dense_ready(spec.dense_variant):
+                self.load_dense(spec.dense_variant)
+            vectors = self._encoder.encode([texts[i] for i in active], batch_size=len(active))
+            clock.lap("encode")
+            index = self._dense[spec.dense_variant]
+            for cue, vector in zip(active, vectors, strict=True):
+                lists.append(RouteList(cue, "dense", index.search(vector, mask, depth)))
+            clock.lap("dense")
+        return Candidates(spec, tuple(lists), content, corrections, fields, mask)
 
-    def _ranked(self, cue: int, route: str, rows: list[int]) -> RankedList:
-        return RankedList(cue, route, self.config.route_weights[route], rows)
-
-    def _lexical_rows(self, tokens: list[str], fields: list[str], mask: np.ndarray, depth: int,
-                      scores: dict[tuple[int, str, int], float], cue: int, route: str) -> list[int]:
+    def _lexical(self, tokens: list[str], cols: list[str] | None, mask: np.ndarray,
+                 depth: int) -> list[tuple[int, float]]:
         """Every token (AND) first; if that finds fewer than `depth`, any token (OR) refills."""
-        cols = None if len(fields) == len(SEARCH_FIELDS) else fields
         hits = self.lexical.search(fts_query.all_of(tokens, cols), mask, depth)
         if len(hits) < depth and len(tokens) > 1:
             seen = {h.row for h in hits}
             extra = self.lexical.search(fts_query.any_of(tokens, cols), mask, depth)
             hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
-        for hit in hits:
-            scores[(cue, route, hit.row)] = hit.score
-        return [h.row for h in hits]
+        return [(h.row, h.score) for h in hits]
 
-    def _typo_rows(self, words: list[str], fields: list[str], mask: np.ndarray, depth: int,
-                   scores: dict[tuple[int, str, int], float], cue: int) -> list[int]:
-        cols = None if len(fields) == len(SEARCH_FIELDS) else fields
-        hits = self.lexical.search(fts_query.any_of(words, cols), mask, depth)
-        for hit in hits:
-            scores[(cue, "typo", hit.row)] = hit.score
-        return [h.row for h in hits]
-
-    def _dense_lists(self, spec: SystemSpec, texts: list[str], active: list[int], mask: np.ndarray,
-                     depth: int, lists: list[RankedList], scores: dict[tuple[int, str, int], float],
-                     cosine: dict[int, float], clock: _Clock) -> None:
-        if not self.dense_ready(spec.dense_variant):
-            self.load_dense(spec.dense_variant)
-        vectors = self._encoder.encode(texts, batch_size=max(1, len(texts)))
-        clock.lap("encode")
-        index = self._dense[spec.dense_variant]
-        for cue, vector in zip(active, vectors, strict=True):
-            hits = index.search(vector, mask, depth)
-            for row, score in hits:
-                scores[(cue, "dense", row)] = score
-                cosine[row] = max(cosine.get(row, -1.0), score)
-            lists.append(self._ranked(cue, "dense", [row for row, _ in hits]))
-        clock.lap("dense")
-
-    def _has_evidence(self, row: int, routes: set[tuple[int, str]], cosine: dict[int, float],
-                      content: dict[int, list[str]], corrections: dict[int, dict[str, list[str]]],
-                      fields: list[str]) -> bool:
-        rule = self.config.evidence
-        if cosine.get(row, -1.0) >= rule.min_cosine:
-            return True
-        lexical_cues = {cue for cue, route in routes if route in ("lexical", "typo")}
-        if not lexical_cues:
-            return False
-        present = item_tokens(self.items.item(row), fields)
-        for cue in lexical_cues:
-            fixes = corrections[cue] if (cue, "typo") in routes else {}
-            if coverage(content[cue], fixes, present) >= rule.min_lexical_coverage:
-                return True
-        return False
-
-    def _present(self, order: list[int], fused: dict[int, float], lists: list[RankedList],
-                 scores: dict[tuple[int, str, int], float], cosine: dict[int, float],
-                 content: dict[int, list[str]], corrections: dict[int, dict[str, list[str]]],
-                 fields: list[str], limit: int, mask: np.ndarray) -> list[Result]:
+    def rank(self, candidates: Candidates, limit: int, config: EngineConfig,
+             clock: _Clock | None = None) -> list[Result]:
+        """Phase 2: weighted RRF under `config`, evidence, eligibility assertion, duplicate
+        collapse, group cap, order by fused score then item id, truncate to `limit`."""
+        clock = clock or _Clock()
+        depth = max(config.depth, limit)
+        lists = [RouteList(lst.cue, lst.route, lst.hits[:depth]) for lst in candidates.lists]
+        weighted = [RankedList(lst.cue, lst.route, config.route_weights[lst.route],
+                               [row for row, _ in lst.hits]) for lst in lists]
+        fused = weighted_rrf([w for w in weighted if w.weight > 0], config.rrf_k)
+        order = fused_order(fused, self.items.ids)
+        clock.lap("fuse")
         hits_of: dict[int, list[RouteHit]] = {}
         for lst in lists:
-            for position, row in enumerate(lst.rows):
-                hit = RouteHit(lst.cue, lst.route, position + 1, scores[(lst.cue, lst.route, row)])
-                hits_of.setdefault(row, []).append(hit)
-        words = {t for toks in content.values() for t in toks}
-        words |= {c for fixes in corrections.values() for cs in fixes.values() for c in cs}
+            for position, (row, score) in enumerate(lst.hits):
+                hits_of.setdefault(row, []).append(RouteHit(lst.cue, lst.route, position + 1, score))
+        words = {t for toks in candidates.content.values() for t in toks}
+        words |= {c for fixes in candidates.corrections.values() for cs in fixes.values() for c in cs}
         seen_dups: set[str] = set()
         per_group: dict[str, int] = {}
         results: list[Result] = []
         for row in order:
             if len(results) == limit:
                 break
-            routes = {(h.cue, h.route) for h in hits_of[row]}
-            if not self._has_evidence(row, routes, cosine, content, corrections, fields):
+            if not self._has_evidence(row, hits_of[row], candidates, config.evidence):
                 continue
             item = self.items.item(row)
-            if not (mask[row] and item.eligible):  # a violation is a defect, never a result
+            if not (candidates.mask[row] and item.eligible):  # a defect, never a result
                 raise MamboMemeError(f"integrity: ineligible item {item.id} reached the results")
             dup = self.items.dup_key[row]
             group = self.items.template_group[row]
-            if dup in seen_dups or per_group.get(group, 0) >= self.config.group_cap:
+            if dup in seen_dups or per_group.get(group, 0) >= config.group_cap:
                 continue
             seen_dups.add(dup)
             per_group[group] = per_group.get(group, 0) + 1
@@ -268,9 +283,25 @@ class Engine:
                 kind=item.kind, preview=item.preview, attribution=item.attribution,
                 license=item.license, fused_score=fused[row],
                 hits=tuple(sorted(hits_of[row], key=lambda h: (h.cue, h.route))),
-                matched_fields=matched_fields(item, fields, words),
+                matched_fields=matched_fields(item, candidates.fields, words),
             ))
+        clock.lap("join")
         return results
+
+    def _has_evidence(self, row: int, hits: list[RouteHit], candidates: Candidates,
+                      rule: EvidenceRule) -> bool:
+        if any(h.route == "dense" and h.score >= rule.min_cosine for h in hits):
+            return True
+        lexical_cues = {h.cue for h in hits if h.route in ("lexical", "typo")}
+        if not lexical_cues:
+            return False
+        present = item_tokens(self.items.item(row), candidates.fields)
+        typo_cues = {h.cue for h in hits if h.route == "typo"}
+        for cue in lexical_cues:
+            fixes = candidates.corrections[cue] if cue in typo_cues else {}
+            if coverage(candidates.content[cue], fixes, present) >= rule.min_lexical_coverage:
+                return True
+        return False
 
     def close(self) -> None:
         self.lexical.close()

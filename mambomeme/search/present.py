@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import Item
+from mambomeme.index.fts_query import tokenize_all
 from mambomeme.search.evidence import fold
 from mambomeme.search.results import MatchedField
-from mambomeme.index.fts_query import tokenize_all
 
 SNIPPET_CHARS = 80
 

@@ -533,6 +533,9 @@ class Controller:
             "seq": outcome.job.seq,
             "ms": round(ms, 3),
             "results": 0 if outcome.response is None else len(outcome.response.results),
+            "engine_ms": None
+            if outcome.response is None
+            else outcome.response.timings_ms.get("total"),
             "system": outcome.job.system,
             "accepted_epoch": outcome.job.t0_epoch,
             "drawn_epoch": outcome.job.t0_epoch + ms / 1000.0,

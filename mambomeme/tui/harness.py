@@ -11,6 +11,7 @@ Enter. Two clocks:
             draw_screen call that drew the status and the complete list (the scored figure);
   outside - from writing Enter to the PTY until pyte's screen shows the status line with this
             request's sequence number (a cross-check that includes PTY transport).
+engine_only is the engine's own `timings_ms["total"]` for the same requests (diagnostic).
 A search with no status within `timeout_s`, or whose timing record carries an error, is an error;
 a timeout is charged at `timeout_s`. Percentiles are numpy's linear interpolation.
 """
@@ -217,6 +218,7 @@ def run_benchmark(config: BenchConfig) -> dict[str, Any]:
     rng = random.Random(config.seed)
     warm = schedule(texts, config.warmups, rng)[: config.warmups]
     measured = schedule(texts, config.measured, rng)
+    load_start = os.getloadavg()[0]  # recorded: a busy machine inflates every figure
     with tempfile.TemporaryDirectory(prefix="mambomeme-bench-") as tmp:
         timing = Path(tmp) / "timing.jsonl"
         env = dict(os.environ, HF_HUB_OFFLINE="1", MAMBOMEME_FEEDBACK="0")
@@ -237,14 +239,17 @@ def run_benchmark(config: BenchConfig) -> dict[str, Any]:
             seq = 0
             for text in warm:
                 seq += 1
-                _one_search(session, timing, text, seq, config.timeout_s)
+                _one_search(session, timing, text, seq, config.timeout_s, [])
             inside: list[float] = []
+            engine: list[float] = []
             outside: list[float] = []
             errors = timeouts = 0
-            for text in measured:
+            for n_done, text in enumerate(measured):
+                if n_done and n_done % 100 == 0:
+                    print(f"bench tui: {n_done}/{len(measured)} measured", file=sys.stderr)
                 seq += 1
                 ok, t_in, t_out, timed_out = _one_search(
-                    session, timing, text, seq, config.timeout_s
+                    session, timing, text, seq, config.timeout_s, engine
                 )
                 inside.append(t_in)
                 outside.append(t_out)
@@ -276,9 +281,12 @@ def run_benchmark(config: BenchConfig) -> dict[str, Any]:
         "startup_to_first_draw_ms": startup_ms,
         "inside": percentiles(inside),
         "outside": percentiles(outside),
+        "engine_only": percentiles(engine),
         "errors": errors,
         "timeouts": timeouts,
         "error_rate": errors / n if n else math.nan,
+        "load_average_start_end": [load_start, os.getloadavg()[0]],
+        "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
@@ -293,7 +301,12 @@ def _shows_query(session: PtySession, text: str) -> bool:
 
 
 def _one_search(
-    session: PtySession, timing: Path, text: str, seq: int, timeout_s: float
+    session: PtySession,
+    timing: Path,
+    text: str,
+    seq: int,
+    timeout_s: float,
+    engine_ms: list[float],
 ) -> tuple[bool, float, float, bool]:
     """(ok, inside ms, outside ms, timed out) for one submit of `text` as request `seq`."""
     if seq > 1:
@@ -322,6 +335,8 @@ def _one_search(
     if record is None:
         return (False, timeout_s * 1000, t_out, True)
     t_in = float(record["ms"])
+    if record.get("engine_ms") is not None:
+        engine_ms.append(float(record["engine_ms"]))
     if os.environ.get("MAMBOMEME_BENCH_DEBUG"):
         print(
             f"send->accept {(record['accepted_epoch'] - t0_epoch) * 1000:.1f} ms, "

@@ -111,7 +111,9 @@ def read_templates(
 def template_image(root: Path, slug: str, image_format: object) -> str:
     """Absolute path of templates/img/<Slug>.<format> (or any image suffix), '' if absent."""
     folder = root / "templates" / "img"
-    suffixes = ([f".{image_format}"] if isinstance(image_format, str) else []) + list(IMAGE_SUFFIXES)
+    suffixes = ([f".{image_format}"] if isinstance(image_format, str) else []) + list(
+        IMAGE_SUFFIXES
+    )
     for suffix in suffixes:
         path = folder / f"{slug}{suffix}"
         if path.is_file():
@@ -143,7 +145,7 @@ def read_memes(
             continue
         template = catalog.canonical_name(IMGFLIP, slug, slug.replace("-", " "))
         context = _MemeContext(
-            template, catalog.group(IMGFLIP, slug), template_image(root, slug, None), classifier
+            template, catalog.group(IMGFLIP, slug), template_image(root, slug, None)
         )
         parsed: list[tuple[int, str, dict[str, Any]]] = []
         for index, entry in enumerate(data):
@@ -156,17 +158,19 @@ def read_memes(
         if top_per_template is not None:
             parsed = _top(parsed, data, top_per_template)
         for _, record_where, record in parsed:
-            yield RawRecord(record_where, record, None)
+            decision = classifier.classify(
+                record["title"], record["ocr_text"], "", "", record["id"]
+            )
+            yield RawRecord(record_where, {**record, "safety": decision.safety}, None)
 
 
 class _MemeContext:
-    def __init__(
-        self, template: str, group: str, preview: str, classifier: SafetyClassifier
-    ) -> None:
+    """What every meme of one template file shares."""
+
+    def __init__(self, template: str, group: str, preview: str) -> None:
         self.template = template
         self.group = group
         self.preview = preview
-        self.classifier = classifier
 
 
 def img_votes(entry: dict[str, Any]) -> int:
@@ -223,10 +227,8 @@ def _meme_record(entry: object, context: _MemeContext) -> dict[str, Any] | str:
         return f"field 'metadata.img-votes': {exc}"
     title = title.strip() or context.template
     ocr_text = " / ".join(b.strip() for b in boxes if b.strip())
-    item_id = f"imgflip:{post_id(post)}"
-    decision = context.classifier.classify(title, ocr_text, "", "", item_id)
     return {
-        "id": item_id,
+        "id": f"imgflip:{post_id(post)}",
         "kind": "meme",
         "title": title,
         "aliases": [],
@@ -244,7 +246,7 @@ def _meme_record(entry: object, context: _MemeContext) -> dict[str, Any] | str:
         "preview": context.preview,
         "published": True,
         "available": True,
-        "safety": decision.safety,
+        "safety": "",  # set after the selection (classifying is the slow part)
     }
 
 

@@ -1,0 +1,229 @@
+"""`mambomeme pool`, `mambomeme import-annotations`, `mambomeme adjudicate` (docs/annotation.md).
+
+    mambomeme pool --benchmark DIR --out pools/NAME [--config DIR/pool.yaml] [--build DIR]
+                   [--judged BENCHMARK_DIR]
+    mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --out CSV
+    mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --check
+    mambomeme adjudicate --benchmark DIR --pool pools/NAME --judgements judgements/NAME
+                   --set SET --queue-out pools/NAME-queue [--build DIR]
+
+`adjudicate` exits 3 (and writes the third annotator's blind export to --queue-out) while the
+disagreement queue has pairs and judgements/NAME/annotator-c.csv does not exist yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.corpus.schema import Item
+from mambomeme.errors import BenchmarkError
+from mambomeme.evaluation import adjudicate as adj
+from mambomeme.evaluation import annotations, export, pooling
+from mambomeme.evaluation.benchmark import Query, load_benchmark
+
+THIRD = "annotator-c"
+
+
+def register(subparsers: Any) -> None:
+    pool = subparsers.add_parser("pool", help="pool candidates and write blind annotator files")
+    pool.add_argument("--benchmark", type=Path, required=True, help="folder with queries.jsonl")
+    pool.add_argument("--config", type=Path, help="pool config (default: BENCHMARK/pool.yaml)")
+    pool.add_argument("--out", type=Path, required=True, help="new pool folder, e.g. pools/dev-v1")
+    pool.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
+    pool.add_argument("--judged", type=Path, help="benchmark whose judged pairs are not re-asked")
+    pool.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
+    pool.set_defaults(handler=pool_command)
+
+    imp = subparsers.add_parser("import-annotations", help="validate and store an annotator file")
+    imp.add_argument("file", type=Path, help="filled sheet.csv or a Label Studio JSON export")
+    imp.add_argument("--pool", type=Path, required=True, help="pool folder (or a queue folder)")
+    imp.add_argument("--annotator", required=True, help="annotator folder name in the pool")
+    where = imp.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path, help="canonical CSV to create (never overwritten)")
+    where.add_argument("--check", action="store_true", help="only validate FILE in place")
+    imp.set_defaults(handler=import_command)
+
+    adjud = subparsers.add_parser("adjudicate", help="agreement, queue, freeze a judgement set")
+    adjud.add_argument("--benchmark", type=Path, required=True)
+    adjud.add_argument("--config", type=Path, help="pool config (default: BENCHMARK/pool.yaml)")
+    adjud.add_argument("--pool", type=Path, required=True)
+    adjud.add_argument("--judgements", type=Path, required=True, help="annotator-*.csv folder")
+    adjud.add_argument("--set", required=True, help="judgement set name, e.g. dev-v1-j1")
+    adjud.add_argument("--queue-out", type=Path, required=True, help="third annotator's export")
+    adjud.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
+    adjud.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
+    adjud.set_defaults(handler=adjudicate_command)
+
+
+def preview_path(build: Path, item: Item) -> Path | None:
+    """The item's preview file on disk (relative to the build dir, or absolute), if present."""
+    if not item.preview:
+        return None
+    path = Path(item.preview)
+    path = path if path.is_absolute() else build / path
+    return path if path.is_file() else None
+
+
+def _config_path(benchmark: Path, given: Path | None) -> Path:
+    return given if given is not None else benchmark / "pool.yaml"
+
+
+def _exact_targets(config_path: Path, config: pooling.PoolConfig) -> dict[str, list[list[str]]]:
+    if not config.exact_targets:
+        return {}
+    return pooling.read_exact_targets(config_path.parent / config.exact_targets)
+
+
+def judged_pairs(benchmark_dir: Path | None) -> frozenset[tuple[str, str]]:
+    if benchmark_dir is None:
+        return frozenset()
+    bench = load_benchmark(benchmark_dir)
+    return frozenset((q, i) for q, grades in bench.qrels.items() for i in grades)
+
+
+def make_pool(
+    benchmark_dir: Path,
+    config_path: Path,
+    out: Path,
+    search: Any,
+    items: Mapping[str, Item],
+    build: Path,
+    judged: frozenset[tuple[str, str]] = frozenset(),
+) -> dict[str, Any]:
+    """Pool every query and write pool.jsonl, manifest.json and one export per annotator.
+
+    `search(query, system) -> item ids` (the engine in the CLI, any callable in tests).
+    """
+    queries = pooling.read_queries(benchmark_dir / "queries.jsonl")
+    config = pooling.load_pool_config(config_path)
+    exact = _exact_targets(config_path, config)
+    rankings = pooling.collect_rankings(queries, config.systems, search)
+    allowed = _partition_filter(config, items)
+    pool, left_out = pooling.build_pool(queries, rankings, config, lambda i: i in items, judged,
+                                        exact, allowed)
+    by_qid = {q.qid: q for q in queries}
+    per_query = {q.qid: sum(c.qid == q.qid for c in pool) for q in queries}
+    manifest = {
+        "benchmark": str(benchmark_dir), "systems": list(config.systems), "depth": config.depth,
+        "annotators": dict(config.annotators), "pairs": len(pool), "items": len({c.item_id for c in pool}),
+        "per_query": per_query, "already_judged_skipped": len(judged),
+        "partition": config.partition or "all",
+        "left_out_other_partition": len(left_out),
+        "queries_sha256": _sha(benchmark_dir / "queries.jsonl"), "config_sha256": _sha(config_path),
+    }
+    pooling.write_pool(out, pool, manifest)
+    for name, seed in config.annotators:
+        rows = export.sheet_rows(pooling.annotator_order(pool, seed), by_qid, items,
+                                 lambda item: preview_path(build, item))
+        export.write_exports(out / name, name, seed, rows)
+    return manifest
+
+
+def _partition_filter(config: pooling.PoolConfig, items: Mapping[str, Item]) -> Any:
+    if not config.families:
+        return lambda item_id: True
+    partitions = pooling.read_partitions(Path(config.families))
+
+    def allowed(item_id: str) -> bool:
+        family = pooling.item_family(items[item_id].template_group)
+        if family not in partitions:
+            raise BenchmarkError(f"item {item_id}: family {family!r} is not in {config.families}")
+        return partitions[family] == config.partition
+
+    return allowed
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _open_engine(args: argparse.Namespace, systems: Sequence[str]) -> tuple[Any, Any, Path]:
+    from mambomeme.search.engine import Engine
+    from mambomeme.search.results import Filters
+
+    params = load_params(args.params)
+    build = args.build or build_dir(params)
+    engine = Engine.open(build, params)
+    if any(engine.system(s).routes.count("dense") for s in systems):
+        engine.load_dense()
+
+    def search(query: Query, system: str) -> list[str]:
+        found = engine.search(query.all_cues, 10, Filters(**query.filter_dict), system)
+        return [r.item_id for r in found.results]
+
+    return engine, search, build
+
+
+def pool_command(args: argparse.Namespace) -> int:
+    config_path = _config_path(args.benchmark, args.config)
+    config = pooling.load_pool_config(config_path)
+    engine, search, build = _open_engine(args, config.systems)
+    manifest = make_pool(args.benchmark, config_path, args.out, search, engine.items, build,
+                         judged_pairs(args.judged))
+    print(f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items, "
+          f"annotators {', '.join(manifest['annotators'])}")
+    return 0
+
+
+def import_command(args: argparse.Namespace) -> int:
+    expected = annotations.assigned_pairs(args.pool, args.annotator)
+    if args.check:
+        labels = annotations.read_labels(args.file, expected)
+        print(f"{args.file}: {len(labels)} labels, valid")
+        return 0
+    count = annotations.import_labels(args.file, args.out, expected)
+    print(f"{args.out}: {count} labels imported from {args.file}")
+    return 0
+
+
+def adjudicate_run(
+    benchmark_dir: Path, config_path: Path, pool_dir: Path, judgements: Path, set_name: str,
+    queue_out: Path, items: Mapping[str, Item], build: Path,
+) -> tuple[int, str]:
+    """(exit code, message): 0 = set frozen, 3 = waiting for the third annotator."""
+    config = pooling.load_pool_config(config_path)
+    if len(config.annotators) != 2:
+        raise BenchmarkError(f"{config_path}: adjudication needs exactly two annotators")
+    queries = pooling.read_queries(benchmark_dir / "queries.jsonl")
+    names = [name for name, _ in config.annotators]
+    files = {name: judgements / f"{name}.csv" for name in names}
+    labels = {key: annotations.read_labels(files[name], annotations.assigned_pairs(pool_dir, name))
+              for key, name in zip(("a", "b"), names)}
+    queue = adj.disagreements(labels["a"], labels["b"])
+    third_file = judgements / f"{THIRD}.csv"
+    if queue and not third_file.exists():
+        if not (queue_out / THIRD / "assignment.json").exists():
+            by_qid = {q.qid: q for q in queries}
+            ordered = pooling.annotator_order(
+                [pooling.Candidate(q, i, ()) for q, i in queue], seed=sum(s for _, s in config.annotators))
+            rows = export.sheet_rows(ordered, by_qid, items, lambda it: preview_path(build, it))
+            export.write_exports(queue_out / THIRD, THIRD, 0, rows)
+        elif sorted(map(tuple, annotations.assigned_pairs(queue_out, THIRD))) != queue:
+            raise BenchmarkError(f"{queue_out / THIRD} holds a different queue; use a new folder")
+        return 3, (f"{len(queue)} pairs need a third annotator: give {queue_out / THIRD}/ to them "
+                   f"and have them write {third_file}")
+    if queue:
+        labels["c"] = annotations.read_labels(third_file, annotations.assigned_pairs(queue_out, THIRD))
+    inputs = {str(p): _sha(p) for p in [*files.values(), *([third_file] if queue else [])]}
+    manifest = adj.freeze(benchmark_dir, judgements / set_name, queries, labels,
+                          _exact_targets(config_path, config), inputs)
+    return 0, (f"judgement set {judgements / set_name}: {manifest['pairs']} pairs, "
+               f"{manifest['adjudicated']} adjudicated; published into {benchmark_dir}")
+
+
+def adjudicate_command(args: argparse.Namespace) -> int:
+    from mambomeme.search.items import ItemTable
+
+    params = load_params(args.params)
+    build = args.build or build_dir(params)
+    code, message = adjudicate_run(
+        args.benchmark, _config_path(args.benchmark, args.config), args.pool, args.judgements,
+        args.set, args.queue_out, ItemTable(build), build,
+    )
+    print(message)
+    return code

@@ -1,0 +1,51 @@
+"""DVC stage run_systems: every system of params evaluation.systems over the benchmark.
+
+Writes runs/<benchmark name>/<system>.trec with its .errors/.latency/.details/.meta sidecars,
+replacing only files inside that DVC-owned folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run  # noqa: E402
+
+from mambomeme.config import build_dir, load_params  # noqa: E402
+from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
+from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params()
+    evaluation = params["evaluation"]
+    benchmark = load_benchmark(Path(evaluation["benchmark"]))
+    build = build_dir(params)
+    manifest = find_corpus_manifest(build, None)
+    out_dir = Path("runs") / str(params["base"]["corpus"])
+    from mambomeme.search.engine import Engine
+
+    engine = Engine.open(build, params)
+    for system in evaluation["systems"]:
+        result = execute_run(
+            engine,
+            benchmark,
+            system,
+            out_dir / f"{system}.trec",
+            build,
+            manifest,
+            params,
+            force=True,
+        )
+        p95 = sorted(result.latency_ms.values())[int(0.95 * (len(result.latency_ms) - 1))]
+        print(
+            f"run {system}: {len(benchmark.queries)} queries, {len(result.errors)} errors, "
+            f"p95 ~{p95:.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    run(main)

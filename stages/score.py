@@ -1,0 +1,33 @@
+"""DVC stage score: the runs of every system -> reports/scorecard.md|json, metrics.json, plots/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run  # noqa: E402
+
+from mambomeme.config import load_params  # noqa: E402
+from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
+
+
+def main() -> None:
+    params = load_params()
+    evaluation = params["evaluation"]
+    bench_dir = Path(evaluation["benchmark"])
+    corpus = str(params["base"]["corpus"])
+    runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation["systems"]]
+    gates = evaluation.get("gates_input")
+    seed, resamples = bootstrap_settings(params, None, None)
+    card = score_runs(
+        bench_dir, runs, Path(params["base"]["reports"]), Path(gates) if gates else None, seed, resamples
+    )
+    for row in card["systems"]:
+        print(f"score {row['system']}: MMTS {row['mmts']:.2f} {row['status']}")
+    if card["acceptance"] is not None:
+        print(f"decision: {card['acceptance']['decision']}")
+
+
+if __name__ == "__main__":
+    run(main)
