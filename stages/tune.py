@@ -1,7 +1,11 @@
 """DVC stage tune: grid-search the hybrid's search params on the dev benchmark -> selection.json.
 
-Objective: Q, the macro-slice mean nDCG@10 of the `hybrid` system on the dev partition. The
-protocol check (dev only) runs before the benchmark's queries or qrels are read.
+Objective: the quality part of MMTS-Search-v1, 0.55 Q + 0.15 E + 0.10 C + 0.10 S (latency and
+reliability are properties of the machine, not of the parameters), of the `hybrid` system on the
+dev partition. Q alone would reward never returning an empty list; C keeps the evidence
+threshold honest. Each query's candidates are retrieved once at the largest depth on the grid
+and re-ranked for every grid point (route lists do not depend on weights, k or thresholds).
+The protocol check (dev only) runs before the benchmark's queries or qrels are read.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run  # 
 from mambomeme.evaluation.tuning import search_params, tune  # noqa: E402
 from mambomeme.release.protocol import check_tuning_allowed, read_benchmark_meta  # noqa: E402
 from mambomeme.search.engine import Engine, EngineConfig  # noqa: E402
+from mambomeme.search.results import Filters, SearchResponse  # noqa: E402
 
 
 def main() -> None:
@@ -29,25 +34,36 @@ def main() -> None:
     params = load_params()
     corpus, _ = corpus_config(params)
     settings = params["tuning"]
-    bench_dir = Path(settings["benchmark"])
+    bench_dir = Path(params["evaluation"]["benchmark"])
     check_tuning_allowed(read_benchmark_meta(bench_dir))  # before any query or qrel is read
     benchmark = load_benchmark(bench_dir)
     engine = Engine.open(Path("build") / corpus, params)
     system = str(settings.get("system", "hybrid"))
 
+    depth = max([int(params["search"]["depth"])] + [int(d) for d in settings["axes"].get("depth", [])])
+    cache = {}
+    for query in benchmark.queries:
+        key = (tuple(query.all_cues), Filters(**query.filter_dict))
+        cache[key] = engine.retrieve(query.all_cues, Filters(**query.filter_dict), system, depth)
+
     def evaluate(config: dict[str, Any]) -> float:
-        # one engine for every point: indexes and model load once, only the config changes
         searched = {**params, "search": search_params(params["search"], config)}
-        engine.config = EngineConfig.from_params(searched)
-        found = run_benchmark(benchmark, lambda c, f: engine.search(c, 10, f, system), system)
-        q = aggregate(OutcomeTable.of(evaluate_run(benchmark, found))).Q
-        if q is None:
+        ranked = EngineConfig.from_params(searched)
+
+        def search(cues: list[str], filters: Filters) -> SearchResponse:
+            found = cache[(tuple(cues), filters)]
+            results = tuple(engine.rank(found, 10, ranked)) if found is not None else ()
+            return SearchResponse("tune", system, tuple(cues), results)
+
+        parts = aggregate(OutcomeTable.of(evaluate_run(benchmark, run_benchmark(benchmark, search, system))))
+        if parts.Q is None:
             raise TuningError(f"{bench_dir}: no answerable query in any primary slice")
-        print(f"  Q={q:.4f} {config}", flush=True)
-        return q
+        objective = 0.55 * parts.Q + 0.15 * (parts.E or 0.0) + 0.10 * parts.C + 0.10 * (parts.S or 0.0)
+        print(f"  objective={objective:.4f} Q={parts.Q:.4f} C={parts.C:.3f} {config}", flush=True)
+        return objective
 
     grid = {**settings, "defaults": search_params_defaults(params["search"], settings["axes"])}
-    selection = tune(bench_dir, evaluate, grid, out=Path("selection.json"), overwrite=True)
+    selection = tune(bench_dir, evaluate, grid, out=Path(params["base"]["reports"]) / "selection.json", overwrite=True)
     print(
         f"tune {corpus}: {len(selection.curve)} points, best Q={selection.objective:.4f} "
         f"at {dict(selection.config)}"

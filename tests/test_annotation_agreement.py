@@ -23,7 +23,8 @@ def test_quadratic_kappa_matches_sklearn() -> None:
         a = [rng.randint(0, 3) for _ in range(40)]
         b = [min(3, max(0, x + rng.choice((-2, -1, 0, 0, 1)))) for x in a]
         assert quadratic_kappa(a, b) == pytest.approx(
-            cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3]))
+            cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3])
+        )
 
 
 def test_quadratic_kappa_by_hand() -> None:
@@ -40,8 +41,9 @@ def test_alpha_is_ordinal_not_interval() -> None:
     a, b = [0, 0, 0, 0, 1, 3, 3, 2, 0, 1], [0, 0, 0, 1, 1, 2, 3, 3, 0, 0]
     ours = ordinal_alpha(a, b)
     interval = krippendorff.alpha(reliability_data=[a, b], level_of_measurement="interval")
-    ordinal = krippendorff.alpha(reliability_data=[a, b], level_of_measurement="ordinal",
-                                 value_domain=[0, 1, 2, 3])
+    ordinal = krippendorff.alpha(
+        reliability_data=[a, b], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3]
+    )
     assert ours == pytest.approx(ordinal)
     assert ours != pytest.approx(interval)
     assert ordinal_alpha([0, 1, 3], [0, 1, 3]) == pytest.approx(1.0)
@@ -51,7 +53,9 @@ def test_exact_agreement_and_slices() -> None:
     assert exact_agreement([1, 2, 3, 0], [1, 2, 0, 0]) == 3 / 4
 
     def labels(grades: dict[tuple[str, str], int], unsafe: str = "") -> dict:
-        return {k: Label(*k, g, "unsafe" if k[1] == unsafe else "safe", "t") for k, g in grades.items()}
+        return {
+            k: Label(*k, g, "unsafe" if k[1] == unsafe else "safe", "t") for k, g in grades.items()
+        }
 
     a = labels({("q1", "x"): 3, ("q1", "y"): 0, ("q2", "x"): 2, ("q2", "z"): 1})
     b = labels({("q1", "x"): 2, ("q1", "y"): 2, ("q2", "x"): 2, ("q2", "z"): 1}, unsafe="z")

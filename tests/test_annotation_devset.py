@@ -1,4 +1,4 @@
-"""dev-v1 queries: hygiene (dev families only), counts, subsets, exact targets recomputed from data."""
+"""dev-v1 queries: hygiene (dev families only), counts, subsets, exact targets from the data."""
 
 from __future__ import annotations
 
@@ -58,8 +58,10 @@ def test_exact_targets_follow_from_the_corpus() -> None:
     text = frame["ocr_text"].map(lambda s: normalise(s).casefold())
     exact = read_exact_targets(DEV / "exact-targets.jsonl")
     with (SHARED / "template-equivalences.csv").open(newline="") as handle:
-        pairs = {(f"imgflip-template:{r['imgflip575k_template']}", f"memegen:{r['memegen_template']}")
-                 for r in csv.DictReader(handle)}
+        pairs = {
+            (f"imgflip-template:{r['imgflip575k_template']}", f"memegen:{r['memegen_template']}")
+            for r in csv.DictReader(handle)
+        }
     for q in read_queries(DEV / "queries.jsonl"):
         if q.qid not in exact:
             continue
@@ -76,3 +78,25 @@ def test_exact_targets_follow_from_the_corpus() -> None:
             assert got == sorted(carriers.id), q.qid
             assert all(len(g) == 1 for g in exact[q.qid])
     json.dumps(exact)  # stays plain data
+
+
+@pytest.mark.skipif(not (BUILD / "items.parquet").is_file(), reason="needs build/memes-10k")
+def test_no_match_phrases_are_absent_from_every_field() -> None:
+    """Repeats the lexical half of AUDIT.md: no item holds a no-match query's phrase."""
+    import pandas as pd
+
+    from mambomeme.corpus.normalise import normalise
+    from mambomeme.corpus.schema import ALL_FIELDS
+
+    frame = pd.read_parquet(BUILD / "items.parquet")
+    texts = []
+    for _, row in frame.iterrows():
+        parts = [
+            str(row[c]) if isinstance(row[c], str | bool) else " ".join(map(str, row[c]))
+            for c in ALL_FIELDS
+        ]
+        texts.append(normalise(" \n ".join(parts)).casefold())
+    for q in read_queries(DEV / "queries.jsonl"):
+        if not q.answerable:
+            phrase = normalise(q.text.removesuffix(" memes")).casefold()
+            assert not [t for t in texts if phrase in t], q.qid

@@ -1,4 +1,4 @@
-"""Pooling, blind export, import, agreement queue and freezing on the fixture corpus (real engine)."""
+"""Pooling, blind export, import, queue and freezing on the fixture corpus (real engine)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation import annotate_commands as ac
-from mambomeme.evaluation import annotations, pooling
+from mambomeme.evaluation import annotations as sheets
+from mambomeme.evaluation import pooling
 from mambomeme.evaluation.benchmark import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,22 +23,38 @@ SYSTEMS = ("bm25", "bm25+typo")
 def _benchmark(tmp: Path) -> Path:
     bench = tmp / "bench"
     bench.mkdir()
-    lines = [line for line in (ROOT / "benchmarks/fixture/queries.jsonl").read_text().splitlines()
-             if json.loads(line)["qid"] in QIDS]
+    lines = [
+        line
+        for line in (ROOT / "benchmarks/fixture/queries.jsonl").read_text().splitlines()
+        if json.loads(line)["qid"] in QIDS
+    ]
     (bench / "queries.jsonl").write_text("\n".join(lines) + "\n")
-    (bench / "benchmark.json").write_text(json.dumps({
-        "name": "pooltest", "version": "v1", "partition": "dev", "corpus": "fixture@v1",
-        "judgement_set": "none", "provisional": True, "exposed": False}, indent=2) + "\n")
+    (bench / "benchmark.json").write_text(
+        json.dumps(
+            {
+                "name": "pooltest",
+                "version": "v1",
+                "partition": "dev",
+                "corpus": "fixture@v1",
+                "judgement_set": "none",
+                "provisional": True,
+                "exposed": False,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     (bench / "exact-targets.jsonl").write_text(
         '{"qid": "fx-entity-02", "groups": [["fx:tpl-disaster-girl"]]}\n'
-        '{"qid": "fx-quote-04", "groups": [["fx:change-my-mind-01"]]}\n')
+        '{"qid": "fx-quote-04", "groups": [["fx:change-my-mind-01"]]}\n'
+    )
     (bench / "pool.yaml").write_text(  # john cena gold keeps fx-noisy-01 answerable
-
         "systems: [bm25, bm25+typo]\ndepth: 10\n"
         "annotators: {annotator-a: 11, annotator-b: 22}\n"
         "exact_targets: exact-targets.jsonl\n"
         "gold: {fx-topic-03: [fx:grumpy-cat-01], fx-noisy-01: [fx:john-cena-01]}\n"
-        "hard_negatives: {fx-entity-02: [fx:evil-kermit-01]}\n")
+        "hard_negatives: {fx-entity-02: [fx:evil-kermit-01]}\n"
+    )
     return bench
 
 
@@ -62,10 +79,12 @@ def test_pool_is_union_of_top10_plus_gold_deduplicated(pooled: Any) -> None:
     queries = {q.qid: q for q in pooling.read_queries(bench / "queries.jsonl")}
     for qid, query in queries.items():
         expected = {i for s in SYSTEMS for i in search(query, s)[:10]}
-        expected |= {"fx-entity-02": {"fx:tpl-disaster-girl", "fx:evil-kermit-01"},
-                     "fx-quote-04": {"fx:change-my-mind-01"},
-                     "fx-topic-03": {"fx:grumpy-cat-01"},
-                     "fx-noisy-01": {"fx:john-cena-01"}}.get(qid, set())
+        expected |= {
+            "fx-entity-02": {"fx:tpl-disaster-girl", "fx:evil-kermit-01"},
+            "fx-quote-04": {"fx:change-my-mind-01"},
+            "fx-topic-03": {"fx:grumpy-cat-01"},
+            "fx-noisy-01": {"fx:john-cena-01"},
+        }.get(qid, set())
         got = [c.item_id for c in pool if c.qid == qid]
         assert len(got) == len(set(got))
         assert set(got) == expected
@@ -77,7 +96,7 @@ def test_pool_is_union_of_top10_plus_gold_deduplicated(pooled: Any) -> None:
 
 def test_exports_are_blind_shuffled_and_carry_the_scale(pooled: Any) -> None:
     _, out, _ = pooled
-    pairs = {name: annotations.assigned_pairs(out, name) for name in ("annotator-a", "annotator-b")}
+    pairs = {name: sheets.assigned_pairs(out, name) for name in ("annotator-a", "annotator-b")}
     assert sorted(pairs["annotator-a"]) == sorted(pairs["annotator-b"])
     assert pairs["annotator-a"] != pairs["annotator-b"]
     pool = pooling.read_pool(out)
@@ -106,7 +125,7 @@ def _fill(sheet: Path, dest: Path, grade_of: Any, safety_of: Any = lambda i: "sa
                 if row and row[0] == "row":
                     header = row
                 continue
-            record = dict(zip(header, row))
+            record = dict(zip(header, row, strict=False))
             record["grade"] = str(grade_of(record["qid"], record["item_id"]))
             record["safety"] = safety_of(record["item_id"])
             writer.writerow([record[c] for c in header])
@@ -119,32 +138,50 @@ def _grade(qid: str, item: str) -> int:
     return 3 if any(w in item for w in wanted) else 1
 
 
-def test_round_trip_queue_third_annotator_and_frozen_set(pooled: Any, tmp_path: Path,
-                                                         lexical_engine: Any,
-                                                         fixture_build: Path) -> None:
+def test_round_trip_queue_third_annotator_and_frozen_set(
+    pooled: Any, tmp_path: Path, lexical_engine: Any, fixture_build: Path
+) -> None:
     bench, out, _ = pooled
     judgements = tmp_path / "judgements"
     filled_a, filled_b = tmp_path / "a.csv", tmp_path / "b.csv"
     _fill(out / "annotator-a" / "sheet.csv", filled_a, _grade)
     # b: one grade off by 1 on every third-grade item, far off on grumpy, unsafe on evil kermit
-    _fill(out / "annotator-b" / "sheet.csv", filled_b,
-          lambda q, i: 0 if "grumpy" in i else (2 if _grade(q, i) == 3 else _grade(q, i)),
-          lambda i: "unsafe" if i == "fx:evil-kermit-01" else "safe")
-    ac_pairs = annotations.assigned_pairs(out, "annotator-a")
-    annotations.import_labels(filled_a, judgements / "annotator-a.csv", ac_pairs)
-    annotations.import_labels(filled_b, judgements / "annotator-b.csv",
-                              annotations.assigned_pairs(out, "annotator-b"))
-    args = (bench, bench / "pool.yaml", out, judgements, "pooltest-j1", tmp_path / "queue",
-            lexical_engine.items, fixture_build)
+    _fill(
+        out / "annotator-b" / "sheet.csv",
+        filled_b,
+        lambda q, i: 0 if "grumpy" in i else (2 if _grade(q, i) == 3 else _grade(q, i)),
+        lambda i: "unsafe" if i == "fx:evil-kermit-01" else "safe",
+    )
+    ac_pairs = sheets.assigned_pairs(out, "annotator-a")
+    sheets.import_labels(filled_a, judgements / "annotator-a.csv", ac_pairs)
+    sheets.import_labels(
+        filled_b, judgements / "annotator-b.csv", sheets.assigned_pairs(out, "annotator-b")
+    )
+    args = (
+        bench,
+        bench / "pool.yaml",
+        out,
+        judgements,
+        judgements / "pooltest-j1",
+        tmp_path / "queue",
+        lexical_engine.items,
+        fixture_build,
+    )
     code, message = ac.adjudicate_run(*args)
     assert code == 3, message
-    queue = sorted(map(tuple, annotations.assigned_pairs(tmp_path / "queue", "annotator-c")))
-    expected = sorted({(q, i) for q, i in ac_pairs if "grumpy" in i and _grade(q, i) == 3}
-                      | {(q, i) for q, i in ac_pairs if i == "fx:evil-kermit-01"})
+    queue = sorted(map(tuple, sheets.assigned_pairs(tmp_path / "queue", "annotator-c")))
+    expected = sorted(
+        {(q, i) for q, i in ac_pairs if "grumpy" in i and _grade(q, i) == 3}
+        | {(q, i) for q, i in ac_pairs if i == "fx:evil-kermit-01"}
+    )
     assert queue == expected
     assert not (judgements / "pooltest-j1").exists()
-    _fill(tmp_path / "queue" / "annotator-c" / "sheet.csv", judgements / "annotator-c.csv",
-          lambda q, i: 2, lambda i: "unsafe")
+    _fill(
+        tmp_path / "queue" / "annotator-c" / "sheet.csv",
+        judgements / "annotator-c.csv",
+        lambda q, i: 2,
+        lambda i: "unsafe",
+    )
     code, message = ac.adjudicate_run(*args)
     assert code == 0, message
     bench_loaded = load_benchmark(bench)
@@ -168,14 +205,15 @@ def test_round_trip_queue_third_annotator_and_frozen_set(pooled: Any, tmp_path: 
     assert {p.name: p.read_bytes() for p in bench.iterdir()} == before
 
 
-def test_malformed_annotator_file_is_refused_and_nothing_is_lost(pooled: Any,
-                                                                 tmp_path: Path) -> None:
+def test_malformed_annotator_file_is_refused_and_nothing_is_lost(
+    pooled: Any, tmp_path: Path
+) -> None:
     _, out, _ = pooled
-    pairs = annotations.assigned_pairs(out, "annotator-a")
+    pairs = sheets.assigned_pairs(out, "annotator-a")
     good = tmp_path / "good.csv"
     _fill(out / "annotator-a" / "sheet.csv", good, _grade)
     dest = tmp_path / "judgements" / "annotator-a.csv"
-    annotations.import_labels(good, dest, pairs)
+    sheets.import_labels(good, dest, pairs)
     kept = dest.read_bytes()
 
     bad = tmp_path / "bad.csv"
@@ -186,12 +224,12 @@ def test_malformed_annotator_file_is_refused_and_nothing_is_lost(pooled: Any,
     text[header_at + 3] = ",".join(f'"{c}"' for c in cells)
     bad.write_text("\n".join(text) + "\n")
     with pytest.raises(BenchmarkError, match=rf"bad.csv:{header_at + 4}: .*grade must be"):
-        annotations.read_labels(bad, pairs)
+        sheets.read_labels(bad, pairs)
     with pytest.raises(BenchmarkError, match="never overwritten"):
-        annotations.import_labels(bad, dest, pairs)
+        sheets.import_labels(bad, dest, pairs)
     other = tmp_path / "judgements" / "annotator-b.csv"
     with pytest.raises(BenchmarkError, match="grade must be"):
-        annotations.import_labels(bad, other, pairs)
+        sheets.import_labels(bad, other, pairs)
     assert dest.read_bytes() == kept
     assert not other.exists()
     assert sorted(p.name for p in dest.parent.iterdir()) == ["annotator-a.csv"]
@@ -199,37 +237,48 @@ def test_malformed_annotator_file_is_refused_and_nothing_is_lost(pooled: Any,
     short = tmp_path / "short.csv"
     short.write_text("\n".join(good.read_text().splitlines()[:-1]) + "\n")
     with pytest.raises(BenchmarkError, match="1 assigned pairs have no row"):
-        annotations.read_labels(short, pairs)
+        sheets.read_labels(short, pairs)
     nosafety = tmp_path / "nosafety.csv"
     nosafety.write_text(good.read_text().replace(",safe,", ",,", 1))
     with pytest.raises(BenchmarkError, match=r"nosafety.csv:\d+: .*safety must be"):
-        annotations.read_labels(nosafety, pairs)
+        sheets.read_labels(nosafety, pairs)
 
 
 def test_an_item_has_one_safety_class_per_annotator(tmp_path: Path) -> None:
     path = tmp_path / "x.csv"
     path.write_text("qid,item_id,grade,safety\nq1,i1,2,safe\nq2,i1,1,unsafe\n")
-    with pytest.raises(BenchmarkError, match=r"x.csv:3: item i1 is unsafe here but safe at .*x.csv:2"):
-        annotations.read_labels(path)
+    with pytest.raises(
+        BenchmarkError, match=r"x.csv:3: item i1 is unsafe here but safe at .*x.csv:2"
+    ):
+        sheets.read_labels(path)
 
 
 def test_labelstudio_export_is_read(tmp_path: Path) -> None:
     path = tmp_path / "ls.json"
-    result = [{"from_name": "grade", "value": {"choices": ["2 useful"]}},
-              {"from_name": "safety", "value": {"choices": ["safe"]}}]
-    path.write_text(json.dumps([{"data": {"qid": "q1", "item_id": "i1"},
-                                 "annotations": [{"result": result}]},
-                                {"data": {"qid": "q1", "item_id": "i2"}, "annotations": []}]))
+    result = [
+        {"from_name": "grade", "value": {"choices": ["2 useful"]}},
+        {"from_name": "safety", "value": {"choices": ["safe"]}},
+    ]
+    path.write_text(
+        json.dumps(
+            [
+                {"data": {"qid": "q1", "item_id": "i1"}, "annotations": [{"result": result}]},
+                {"data": {"qid": "q1", "item_id": "i2"}, "annotations": []},
+            ]
+        )
+    )
     with pytest.raises(BenchmarkError, match=r"ls.json:task 2: .*grade must be"):
-        annotations.read_labels(path)
-    path.write_text(json.dumps([{"data": {"qid": "q1", "item_id": "i1"},
-                                 "annotations": [{"result": result}]}]))
-    labels = annotations.read_labels(path, [("q1", "i1")])
+        sheets.read_labels(path)
+    path.write_text(
+        json.dumps([{"data": {"qid": "q1", "item_id": "i1"}, "annotations": [{"result": result}]}])
+    )
+    labels = sheets.read_labels(path, [("q1", "i1")])
     assert labels[("q1", "i1")].grade == 2
 
 
-def test_only_the_pooled_partition_is_asked(tmp_path: Path, lexical_engine: Any,
-                                            fixture_build: Path) -> None:
+def test_only_the_pooled_partition_is_asked(
+    tmp_path: Path, lexical_engine: Any, fixture_build: Path
+) -> None:
     from mambomeme.search.results import Filters
 
     bench = _benchmark(tmp_path)
@@ -242,19 +291,24 @@ def test_only_the_pooled_partition_is_asked(tmp_path: Path, lexical_engine: Any,
             handle.write(f"{fam},fixture,{fam},{'hidden' if fam == hidden else 'dev'}\n")
     config = (bench / "pool.yaml").read_text().replace("fx:grumpy-cat-01", "fx:disaster-girl-01")
     (bench / "pool.yaml").write_text(
-        config + f"families: {tmp_path / 'families.csv'}\npartition: dev\n")
+        config + f"families: {tmp_path / 'families.csv'}\npartition: dev\n"
+    )
 
     def search(query: Any, system: str) -> list[str]:
         found = lexical_engine.search(query.all_cues, 10, Filters(**query.filter_dict), system)
         return [r.item_id for r in found.results]
 
-    manifest = ac.make_pool(bench, bench / "pool.yaml", tmp_path / "p", search, items,
-                            fixture_build)
+    manifest = ac.make_pool(
+        bench, bench / "pool.yaml", tmp_path / "p", search, items, fixture_build
+    )
     pool = pooling.read_pool(tmp_path / "p")
-    assert pool and not [c for c in pool if pooling.item_family(items[c.item_id].template_group)
-                         == hidden]
+    assert pool and not [
+        c for c in pool if pooling.item_family(items[c.item_id].template_group) == hidden
+    ]
     assert manifest["left_out_other_partition"] > 0  # "cat memes" finds grumpy cat items
-    (bench / "pool.yaml").write_text(config.replace("fx:disaster-girl-01", "fx:grumpy-cat-01")
-                                     + f"families: {tmp_path / 'families.csv'}\npartition: dev\n")
+    (bench / "pool.yaml").write_text(
+        config.replace("fx:disaster-girl-01", "fx:grumpy-cat-01")
+        + f"families: {tmp_path / 'families.csv'}\npartition: dev\n"
+    )
     with pytest.raises(BenchmarkError, match="not in the pooled partition"):
         ac.make_pool(bench, bench / "pool.yaml", tmp_path / "q", search, items, fixture_build)

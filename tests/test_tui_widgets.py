@@ -292,3 +292,33 @@ def test_toggle_preview_changes_layout(tmp_path: Path, key: str) -> None:
     assert len(c.columns.contents) == 1
     assert screen_text(c)[1].startswith(" 1. one title · Tmpl")
     c.stop_threads()
+
+
+def test_controller_records_preview_copy_choose_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.setenv("MAMBOMEME_CLIPBOARD", "osc52")
+    path = tmp_path / "events.jsonl"
+    log = FeedbackLog(path, Versions("d", "r", "i"), enabled=True)
+    c = Controller(FakeSearch(), TuiOptions(build_dir=tmp_path, release="fixture"), log)
+    c.start_threads()
+    type_query(c, "alpha beta gamma")
+    wait_apply(c)
+    c.top.keypress(SIZE, "j")  # a user preview of rank 2
+    c.top.keypress(SIZE, "k")  # and of rank 1
+    c.top.keypress(SIZE, "j")  # rank 2 again: already previewed, not recorded twice
+    c.top.keypress(SIZE, "y")
+    c.top.keypress(SIZE, "enter")
+    c.stop_threads()
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(e["action"], e["target_rank"]) for e in events] == [
+        ("preview", 2),
+        ("preview", 1),
+        ("copy", 2),
+        ("choose", 2),
+    ]
+    assert events[0]["shown"] == [{"id": f"id-{i}", "rank": i} for i in (1, 2, 3)]
+    assert all(e["request_id"] == "req-alpha-beta-gamma" for e in events)
+    assert [e["action"] for e in events].count("choose") == 1

@@ -45,9 +45,11 @@ def disagreements(first: Mapping[Key, Label], second: Mapping[Key, Label]) -> li
     """Pairs for the third annotator: grades more than 1 apart, or the item's safety differs."""
     if set(first) != set(second):
         raise BenchmarkError("the two annotator files cover different (qid, item) pairs")
-    return sorted(k for k in first
-                  if abs(first[k].grade - second[k].grade) > 1
-                  or first[k].safety != second[k].safety)
+    return sorted(
+        k
+        for k in first
+        if abs(first[k].grade - second[k].grade) > 1 or first[k].safety != second[k].safety
+    )
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,16 @@ def finalise(
     third = third or {}
     missing = [k for k in queue if k not in third]
     if missing:
-        raise BenchmarkError(f"{len(missing)} queued pairs have no third-annotator label, e.g. "
-                             f"{missing[0][0]} {missing[0][1]}")
+        raise BenchmarkError(
+            f"{len(missing)} queued pairs have no third-annotator label, e.g. "
+            f"{missing[0][0]} {missing[0][1]}"
+        )
     extra = sorted(set(third) - set(queue))
     if extra:
-        raise BenchmarkError(f"{third[extra[0]].where}: {extra[0][0]} {extra[0][1]} was not in "
-                             "the disagreement queue")
+        raise BenchmarkError(
+            f"{third[extra[0]].where}: {extra[0][0]} {extra[0][1]} was not in "
+            "the disagreement queue"
+        )
     finals = []
     for key in sorted(first):
         a, b = first[key], second[key]
@@ -82,8 +88,9 @@ def finalise(
             c = third[key]
             finals.append(Final(*key, c.grade, mean, c.safety, True, (a.grade, b.grade, c.grade)))
         else:
-            finals.append(Final(*key, (a.grade + b.grade) // 2, mean, a.safety, False,
-                                (a.grade, b.grade)))
+            finals.append(
+                Final(*key, (a.grade + b.grade) // 2, mean, a.safety, False, (a.grade, b.grade))
+            )
     _check_item_safety(finals)
     return finals
 
@@ -93,9 +100,11 @@ def _check_item_safety(finals: Sequence[Final]) -> None:
     for f in finals:
         first = seen.setdefault(f.item_id, f)
         if first.safety != f.safety:
-            raise BenchmarkError(f"item {f.item_id} ends {f.safety} for {f.qid} but "
-                                 f"{first.safety} for {first.qid}; the third annotator must "
-                                 "class it once")
+            raise BenchmarkError(
+                f"item {f.item_id} ends {f.safety} for {f.qid} but "
+                f"{first.safety} for {first.qid}; the third annotator must "
+                "class it once"
+            )
 
 
 def _qrels(finals: Sequence[Final], order: Sequence[str]) -> str:
@@ -113,14 +122,19 @@ def _grades_tsv(finals: Sequence[Final]) -> str:
     lines = ["qid\titem_id\tgrade_a\tgrade_b\tgrade_c\tmean_ab\tfinal\tadjudicated\tsafety\n"]
     for f in sorted(finals, key=lambda x: (x.qid, x.item_id)):
         c = str(f.grades[2]) if len(f.grades) > 2 else ""
-        lines.append(f"{f.qid}\t{f.item_id}\t{f.grades[0]}\t{f.grades[1]}\t{c}\t{f.mean:g}\t"
-                     f"{f.grade}\t{str(f.adjudicated).lower()}\t{f.safety}\n")
+        lines.append(
+            f"{f.qid}\t{f.item_id}\t{f.grades[0]}\t{f.grades[1]}\t{c}\t{f.mean:g}\t"
+            f"{f.grade}\t{str(f.adjudicated).lower()}\t{f.safety}\n"
+        )
     return "".join(lines)
 
 
 def _exact(exact: Mapping[str, Sequence[Sequence[str]]], order: Sequence[str]) -> str:
-    return "".join(json.dumps({"qid": q, "groups": [list(g) for g in exact[q]]}) + "\n"
-                   for q in order if q in exact)
+    return "".join(
+        json.dumps({"qid": q, "groups": [list(g) for g in exact[q]]}) + "\n"
+        for q in order
+        if q in exact
+    )
 
 
 def _sha(text: str) -> str:
@@ -142,8 +156,10 @@ def freeze(
     """
     benchmark_dir, set_dir = Path(benchmark_dir), Path(set_dir)
     if set_dir.exists():
-        raise BenchmarkError(f"{set_dir} exists; a judgement set is never overwritten "
-                             "(a new version is a new folder)")
+        raise BenchmarkError(
+            f"{set_dir} exists; a judgement set is never overwritten "
+            "(a new version is a new folder)"
+        )
     qids = [q.qid for q in queries]
     slice_of = {q.qid: q.slice for q in queries}
     for key in labels["a"]:
@@ -154,11 +170,16 @@ def freeze(
             raise BenchmarkError(f"exact targets: qid {qid!r} is not in queries.jsonl")
     finals = finalise(labels["a"], labels["b"], labels.get("c"))
     judged = {(f.qid, f.item_id): f for f in finals}
-    disputes = [{"qid": q, "item_id": i, "grade": judged[(q, i)].grade}
-                for q, groups in exact.items() for g in groups for i in g
-                if (q, i) in judged and judged[(q, i)].grade < 2]
-    unjudged = [[q, i] for q, groups in exact.items() for g in groups for i in g
-                if (q, i) not in judged]
+    disputes = [
+        {"qid": q, "item_id": i, "grade": judged[(q, i)].grade}
+        for q, groups in exact.items()
+        for g in groups
+        for i in g
+        if (q, i) in judged and judged[(q, i)].grade < 2
+    ]
+    unjudged = [
+        [q, i] for q, groups in exact.items() for g in groups for i in g if (q, i) not in judged
+    ]
     if unjudged:
         raise BenchmarkError(f"exact targets never judged (pool them as gold): {unjudged[:3]}")
     report = agreement(labels["a"], labels["b"], slice_of)
@@ -186,7 +207,9 @@ def freeze(
         "files": {name: _sha(text) for name, text in files.items()},
     }
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    set_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=set_dir.parent, prefix=f".{set_dir.name}."))
+    staging.chmod(0o755)
     try:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
@@ -213,8 +236,9 @@ def _validate_staged(benchmark_dir: Path, files: Mapping[str, str], info_text: s
             load_benchmark(staged)
         except BenchmarkError as exc:
             message = str(exc).replace(str(staged), str(benchmark_dir))
-            raise BenchmarkError(f"the new judgement set does not make a valid benchmark: "
-                                 f"{message}") from None
+            raise BenchmarkError(
+                f"the new judgement set does not make a valid benchmark: {message}"
+            ) from None
 
 
 def _replace(path: Path, text: str) -> None:
@@ -223,5 +247,5 @@ def _replace(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
-

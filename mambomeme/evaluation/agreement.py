@@ -28,7 +28,7 @@ def quadratic_kappa(a: Sequence[int], b: Sequence[int], k: int = len(GRADES)) ->
     if not a:
         return None
     observed = np.zeros((k, k))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         observed[x, y] += 1
     n = observed.sum()
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
@@ -46,12 +46,15 @@ def ordinal_alpha(a: Sequence[int], b: Sequence[int]) -> float | None:
     if len(set(a) | set(b)) < 2:
         return None
     data = np.array([list(a), list(b)], dtype=float)
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal",
-                                    value_domain=list(GRADES)))
+    return float(
+        krippendorff.alpha(
+            reliability_data=data, level_of_measurement="ordinal", value_domain=list(GRADES)
+        )
+    )
 
 
 def exact_agreement(a: Sequence[int], b: Sequence[int]) -> float | None:
-    return sum(x == y for x, y in zip(a, b)) / len(a) if a else None
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a) if a else None
 
 
 def _block(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
@@ -60,7 +63,9 @@ def _block(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
         "kappa_quadratic": quadratic_kappa(a, b),
         "alpha_ordinal": ordinal_alpha(a, b),
         "exact": exact_agreement(a, b),
-        "within_one": sum(abs(x - y) <= 1 for x, y in zip(a, b)) / len(a) if a else None,
+        "within_one": exact_agreement(
+            [min(abs(x - y), 1) for x, y in zip(a, b, strict=True)], [0] * len(a)
+        ),
     }
 
 
@@ -72,8 +77,9 @@ def agreement(
         only = sorted(set(first) ^ set(second))[:3]
         raise ValueError(f"the two annotators graded different pairs, e.g. {only}")
     keys = sorted(first)
-    report: dict[str, Any] = {"overall": _block([first[k].grade for k in keys],
-                                                [second[k].grade for k in keys])}
+    report: dict[str, Any] = {
+        "overall": _block([first[k].grade for k in keys], [second[k].grade for k in keys])
+    }
     slices: dict[str, Any] = {}
     for name in sorted({slice_of[k[0]] for k in keys}):
         chosen = [k for k in keys if slice_of[k[0]] == name]
@@ -83,7 +89,10 @@ def agreement(
     safety_a = {k[1]: first[k].safety for k in keys}
     safety_b = {k[1]: second[k].safety for k in keys}
     same = sum(safety_a[i] == safety_b[i] for i in items)
-    report["safety"] = {"items": len(items), "exact": same / len(items) if items else None,
-                        "unsafe_a": sum(v == "unsafe" for v in safety_a.values()),
-                        "unsafe_b": sum(v == "unsafe" for v in safety_b.values())}
+    report["safety"] = {
+        "items": len(items),
+        "exact": same / len(items) if items else None,
+        "unsafe_a": sum(v == "unsafe" for v in safety_a.values()),
+        "unsafe_b": sum(v == "unsafe" for v in safety_b.values()),
+    }
     return report

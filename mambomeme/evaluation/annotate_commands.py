@@ -5,7 +5,7 @@
     mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --out CSV
     mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --check
     mambomeme adjudicate --benchmark DIR --pool pools/NAME --judgements judgements/NAME
-                   --set SET --queue-out pools/NAME-queue [--build DIR]
+                   --set SET --queue-out pools/NAME-queue [--sets-dir DIR] [--build DIR]
 
 `adjudicate` exits 3 (and writes the third annotator's blind export to --queue-out) while the
 disagreement queue has pairs and judgements/NAME/annotator-c.csv does not exist yet.
@@ -23,7 +23,8 @@ from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation import adjudicate as adj
-from mambomeme.evaluation import annotations, export, pooling
+from mambomeme.evaluation import annotations as sheets
+from mambomeme.evaluation import export, pooling
 from mambomeme.evaluation.benchmark import Query, load_benchmark
 
 THIRD = "annotator-c"
@@ -54,6 +55,9 @@ def register(subparsers: Any) -> None:
     adjud.add_argument("--pool", type=Path, required=True)
     adjud.add_argument("--judgements", type=Path, required=True, help="annotator-*.csv folder")
     adjud.add_argument("--set", required=True, help="judgement set name, e.g. dev-v1-j1")
+    adjud.add_argument(
+        "--sets-dir", type=Path, help="where judgement sets go (default: --judgements)"
+    )
     adjud.add_argument("--queue-out", type=Path, required=True, help="third annotator's export")
     adjud.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
     adjud.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
@@ -104,22 +108,33 @@ def make_pool(
     exact = _exact_targets(config_path, config)
     rankings = pooling.collect_rankings(queries, config.systems, search)
     allowed = _partition_filter(config, items)
-    pool, left_out = pooling.build_pool(queries, rankings, config, lambda i: i in items, judged,
-                                        exact, allowed)
+    pool, left_out = pooling.build_pool(
+        queries, rankings, config, lambda i: i in items, judged, exact, allowed
+    )
     by_qid = {q.qid: q for q in queries}
     per_query = {q.qid: sum(c.qid == q.qid for c in pool) for q in queries}
     manifest = {
-        "benchmark": str(benchmark_dir), "systems": list(config.systems), "depth": config.depth,
-        "annotators": dict(config.annotators), "pairs": len(pool), "items": len({c.item_id for c in pool}),
-        "per_query": per_query, "already_judged_skipped": len(judged),
+        "benchmark": str(benchmark_dir),
+        "systems": list(config.systems),
+        "depth": config.depth,
+        "annotators": dict(config.annotators),
+        "pairs": len(pool),
+        "items": len({c.item_id for c in pool}),
+        "per_query": per_query,
+        "already_judged_skipped": len(judged),
         "partition": config.partition or "all",
         "left_out_other_partition": len(left_out),
-        "queries_sha256": _sha(benchmark_dir / "queries.jsonl"), "config_sha256": _sha(config_path),
+        "queries_sha256": _sha(benchmark_dir / "queries.jsonl"),
+        "config_sha256": _sha(config_path),
     }
     pooling.write_pool(out, pool, manifest)
     for name, seed in config.annotators:
-        rows = export.sheet_rows(pooling.annotator_order(pool, seed), by_qid, items,
-                                 lambda item: preview_path(build, item))
+        rows = export.sheet_rows(
+            pooling.annotator_order(pool, seed),
+            by_qid,
+            items,
+            lambda item: preview_path(build, item),
+        )
         export.write_exports(out / name, name, seed, rows)
     return manifest
 
@@ -163,27 +178,42 @@ def pool_command(args: argparse.Namespace) -> int:
     config_path = _config_path(args.benchmark, args.config)
     config = pooling.load_pool_config(config_path)
     engine, search, build = _open_engine(args, config.systems)
-    manifest = make_pool(args.benchmark, config_path, args.out, search, engine.items, build,
-                         judged_pairs(args.judged))
-    print(f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items, "
-          f"annotators {', '.join(manifest['annotators'])}")
+    manifest = make_pool(
+        args.benchmark,
+        config_path,
+        args.out,
+        search,
+        engine.items,
+        build,
+        judged_pairs(args.judged),
+    )
+    print(
+        f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items, "
+        f"annotators {', '.join(manifest['annotators'])}"
+    )
     return 0
 
 
 def import_command(args: argparse.Namespace) -> int:
-    expected = annotations.assigned_pairs(args.pool, args.annotator)
+    expected = sheets.assigned_pairs(args.pool, args.annotator)
     if args.check:
-        labels = annotations.read_labels(args.file, expected)
+        labels = sheets.read_labels(args.file, expected)
         print(f"{args.file}: {len(labels)} labels, valid")
         return 0
-    count = annotations.import_labels(args.file, args.out, expected)
+    count = sheets.import_labels(args.file, args.out, expected)
     print(f"{args.out}: {count} labels imported from {args.file}")
     return 0
 
 
 def adjudicate_run(
-    benchmark_dir: Path, config_path: Path, pool_dir: Path, judgements: Path, set_name: str,
-    queue_out: Path, items: Mapping[str, Item], build: Path,
+    benchmark_dir: Path,
+    config_path: Path,
+    pool_dir: Path,
+    judgements: Path,
+    set_dir: Path,
+    queue_out: Path,
+    items: Mapping[str, Item],
+    build: Path,
 ) -> tuple[int, str]:
     """(exit code, message): 0 = set frozen, 3 = waiting for the third annotator."""
     config = pooling.load_pool_config(config_path)
@@ -192,28 +222,42 @@ def adjudicate_run(
     queries = pooling.read_queries(benchmark_dir / "queries.jsonl")
     names = [name for name, _ in config.annotators]
     files = {name: judgements / f"{name}.csv" for name in names}
-    labels = {key: annotations.read_labels(files[name], annotations.assigned_pairs(pool_dir, name))
-              for key, name in zip(("a", "b"), names)}
+    labels = {
+        key: sheets.read_labels(files[name], sheets.assigned_pairs(pool_dir, name))
+        for key, name in zip(("a", "b"), names, strict=True)
+    }
     queue = adj.disagreements(labels["a"], labels["b"])
     third_file = judgements / f"{THIRD}.csv"
     if queue and not third_file.exists():
         if not (queue_out / THIRD / "assignment.json").exists():
             by_qid = {q.qid: q for q in queries}
             ordered = pooling.annotator_order(
-                [pooling.Candidate(q, i, ()) for q, i in queue], seed=sum(s for _, s in config.annotators))
+                [pooling.Candidate(q, i, ()) for q, i in queue],
+                seed=sum(s for _, s in config.annotators),
+            )
             rows = export.sheet_rows(ordered, by_qid, items, lambda it: preview_path(build, it))
             export.write_exports(queue_out / THIRD, THIRD, 0, rows)
-        elif sorted(map(tuple, annotations.assigned_pairs(queue_out, THIRD))) != queue:
+        elif sorted(map(tuple, sheets.assigned_pairs(queue_out, THIRD))) != queue:
             raise BenchmarkError(f"{queue_out / THIRD} holds a different queue; use a new folder")
-        return 3, (f"{len(queue)} pairs need a third annotator: give {queue_out / THIRD}/ to them "
-                   f"and have them write {third_file}")
+        return 3, (
+            f"{len(queue)} pairs need a third annotator: give {queue_out / THIRD}/ to them "
+            f"and have them write {third_file}"
+        )
     if queue:
-        labels["c"] = annotations.read_labels(third_file, annotations.assigned_pairs(queue_out, THIRD))
+        labels["c"] = sheets.read_labels(third_file, sheets.assigned_pairs(queue_out, THIRD))
     inputs = {str(p): _sha(p) for p in [*files.values(), *([third_file] if queue else [])]}
-    manifest = adj.freeze(benchmark_dir, judgements / set_name, queries, labels,
-                          _exact_targets(config_path, config), inputs)
-    return 0, (f"judgement set {judgements / set_name}: {manifest['pairs']} pairs, "
-               f"{manifest['adjudicated']} adjudicated; published into {benchmark_dir}")
+    manifest = adj.freeze(
+        benchmark_dir,
+        set_dir,
+        queries,
+        labels,
+        _exact_targets(config_path, config),
+        inputs,
+    )
+    return 0, (
+        f"judgement set {set_dir}: {manifest['pairs']} pairs, "
+        f"{manifest['adjudicated']} adjudicated; published into {benchmark_dir}"
+    )
 
 
 def adjudicate_command(args: argparse.Namespace) -> int:
@@ -222,8 +266,14 @@ def adjudicate_command(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     build = args.build or build_dir(params)
     code, message = adjudicate_run(
-        args.benchmark, _config_path(args.benchmark, args.config), args.pool, args.judgements,
-        args.set, args.queue_out, ItemTable(build), build,
+        args.benchmark,
+        _config_path(args.benchmark, args.config),
+        args.pool,
+        args.judgements,
+        (args.sets_dir or args.judgements) / args.set,
+        args.queue_out,
+        ItemTable(build),
+        build,
     )
     print(message)
     return code

@@ -52,7 +52,9 @@ def instructions() -> list[str]:
     """The lines printed at the top of every annotator file."""
     lines = ["Grade each candidate for its query (FORMAT.md v1):"]
     lines += [f"  {g} = {text}" for g, text in GRADE_SCALE]
-    lines += [f"Safety ({SAFETY_POLICY_VERSION}), one per item, same on every row: {SAFETY_SUMMARY}"]
+    lines += [
+        f"Safety ({SAFETY_POLICY_VERSION}), one per item, same on every row: {SAFETY_SUMMARY}"
+    ]
     return lines
 
 
@@ -81,8 +83,10 @@ def parse_csv(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
             header = [c.strip().lstrip("\ufeff") for c in cells]
             for column in REQUIRED_COLUMNS:
                 if column not in header:
-                    raise BenchmarkError(f"{where}: header lacks column {column!r} "
-                                         f"(needs {', '.join(REQUIRED_COLUMNS)})")
+                    raise BenchmarkError(
+                        f"{where}: header lacks column {column!r} "
+                        f"(needs {', '.join(REQUIRED_COLUMNS)})"
+                    )
             if len(set(header)) != len(header):
                 raise BenchmarkError(f"{where}: header repeats a column name")
             continue
@@ -90,7 +94,9 @@ def parse_csv(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
             continue
         if len(cells) > len(header):
             raise BenchmarkError(f"{where}: {len(cells)} cells but {len(header)} columns")
-        rows.append((where, dict(zip(header, [*cells, *[""] * (len(header) - len(cells))]))))
+        rows.append(
+            (where, dict(zip(header, [*cells, *[""] * (len(header) - len(cells))], strict=True)))
+        )
     if header is None:
         raise BenchmarkError(f"{path}: no header row (needs {', '.join(REQUIRED_COLUMNS)})")
     return rows
@@ -109,8 +115,12 @@ def parse_labelstudio(path: Path, text: str) -> list[tuple[str, dict[str, str]]]
         where = f"{path}:task {number}"
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
             raise BenchmarkError(f"{where}: task without 'data'")
-        row = {"qid": str(task["data"].get("qid", "")), "item_id": str(task["data"].get("item_id", "")),
-               "grade": "", "safety": ""}
+        row = {
+            "qid": str(task["data"].get("qid", "")),
+            "item_id": str(task["data"].get("item_id", "")),
+            "grade": "",
+            "safety": "",
+        }
         annotations = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
         if len(annotations) > 1:
             raise BenchmarkError(f"{where}: {len(annotations)} annotations; one annotator, one")
@@ -122,7 +132,9 @@ def parse_labelstudio(path: Path, text: str) -> list[tuple[str, dict[str, str]]]
     return rows
 
 
-def read_labels(path: Path, expected: Iterable[tuple[str, str]] | None = None) -> dict[tuple[str, str], Label]:
+def read_labels(
+    path: Path, expected: Iterable[tuple[str, str]] | None = None
+) -> dict[tuple[str, str], Label]:
     """Validate one annotator file (CSV, or Label Studio export .json) into labels.
 
     `expected` is the annotator's assigned (qid, item_id) pairs: each must appear exactly once,
@@ -144,27 +156,33 @@ def read_labels(path: Path, expected: Iterable[tuple[str, str]] | None = None) -
             raise BenchmarkError(f"{where}: empty qid or item_id")
         grade_text, safety = row["grade"].strip(), row["safety"].strip().lower()
         if grade_text not in {str(g) for g in GRADES}:
-            raise BenchmarkError(f"{where}: {qid} {item_id}: grade must be one of 0, 1, 2, 3, "
-                                 f"got {grade_text!r}")
+            raise BenchmarkError(
+                f"{where}: {qid} {item_id}: grade must be one of 0, 1, 2, 3, got {grade_text!r}"
+            )
         if safety not in SAFETY:
-            raise BenchmarkError(f"{where}: {qid} {item_id}: safety must be safe or unsafe, "
-                                 f"got {row['safety']!r}")
+            raise BenchmarkError(
+                f"{where}: {qid} {item_id}: safety must be safe or unsafe, got {row['safety']!r}"
+            )
         key = (qid, item_id)
         if key in labels:
-            raise BenchmarkError(f"{where}: {qid} {item_id} judged twice (first at "
-                                 f"{labels[key].where})")
+            raise BenchmarkError(
+                f"{where}: {qid} {item_id} judged twice (first at {labels[key].where})"
+            )
         label = Label(qid, item_id, int(grade_text), safety, where)
         first = item_safety.setdefault(item_id, label)
         if first.safety != safety:
-            raise BenchmarkError(f"{where}: item {item_id} is {safety} here but {first.safety} at "
-                                 f"{first.where}; an item has one safety class")
+            raise BenchmarkError(
+                f"{where}: item {item_id} is {safety} here but {first.safety} at "
+                f"{first.where}; an item has one safety class"
+            )
         labels[key] = label
     if expected is not None:
         wanted = set(expected)
         for key, label in labels.items():
             if key not in wanted:
-                raise BenchmarkError(f"{label.where}: {key[0]} {key[1]} was not in this "
-                                     "annotator's pool")
+                raise BenchmarkError(
+                    f"{label.where}: {key[0]} {key[1]} was not in this annotator's pool"
+                )
         missing = sorted(wanted - set(labels))
         if missing:
             shown = ", ".join(f"{q} {i}" for q, i in missing[:5])
@@ -186,7 +204,9 @@ def write_new(path: Path, data: str | bytes) -> None:
     """Write `path` only if it does not exist yet, atomically (temp file + hard link)."""
     path = Path(path)
     if path.exists():
-        raise BenchmarkError(f"{path} exists; it is never overwritten (a new version is a new file)")
+        raise BenchmarkError(
+            f"{path} exists; it is never overwritten (a new version is a new file)"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -195,6 +215,7 @@ def write_new(path: Path, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are shared, read-only inputs
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -206,7 +227,9 @@ def write_new(path: Path, data: str | bytes) -> None:
 def import_labels(source: Path, dest: Path, expected: Iterable[tuple[str, str]]) -> int:
     """Validate `source` against the assigned pairs and store it canonically at `dest`."""
     if Path(dest).exists():  # refuse before reading anything: nothing can be lost
-        raise BenchmarkError(f"{dest} exists; it is never overwritten (a new version is a new file)")
+        raise BenchmarkError(
+            f"{dest} exists; it is never overwritten (a new version is a new file)"
+        )
     labels = read_labels(source, expected)
     write_new(dest, labels_csv(labels.values()))
     return len(labels)

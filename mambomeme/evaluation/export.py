@@ -34,8 +34,22 @@ from mambomeme.evaluation.pooling import Candidate
 
 THUMBNAIL_PX = 200
 SHEET_COLUMNS = (
-    "row", "qid", "query", "also", "filters", "item_id", "kind", "title", "template",
-    "text", "description", "meaning", "preview", "grade", "safety", "note",
+    "row",
+    "qid",
+    "query",
+    "also",
+    "filters",
+    "item_id",
+    "kind",
+    "title",
+    "template",
+    "text",
+    "description",
+    "meaning",
+    "preview",
+    "grade",
+    "safety",
+    "note",
 )
 EXPORT_FILES = ("sheet.csv", "sheet.html", "labelstudio.json", "labelstudio.xml", "assignment.json")
 
@@ -77,11 +91,26 @@ def sheet_csv(rows: Sequence[SheetRow]) -> str:
     writer.writerow(SHEET_COLUMNS)
     for r in rows:
         i = r.item
-        writer.writerow([
-            r.row, r.query.qid, r.query.text, " | ".join(r.query.cues), _filters(r.query),
-            i.id, i.kind, i.title, i.template, i.ocr_text, i.visual_description, i.meaning,
-            r.preview_path, "", "", "",
-        ])
+        writer.writerow(
+            [
+                r.row,
+                r.query.qid,
+                r.query.text,
+                " | ".join(r.query.cues),
+                _filters(r.query),
+                i.id,
+                i.kind,
+                i.title,
+                i.template,
+                i.ocr_text,
+                i.visual_description,
+                i.meaning,
+                r.preview_path,
+                "",
+                "",
+                "",
+            ]
+        )
     return out.getvalue()
 
 
@@ -102,17 +131,20 @@ def thumbnail_uri(path: str) -> str:
 
 
 _CSS = """body{font-family:sans-serif;max-width:70em;margin:auto}
-table{border-collapse:collapse;width:100%}td{border-top:1px solid #ccc;vertical-align:top;padding:6px}
+table{border-collapse:collapse;width:100%}
+td{border-top:1px solid #ccc;vertical-align:top;padding:6px}
 .q{background:#eef;padding:8px;margin-top:2em}.t{white-space:pre-wrap}.m{color:#555;font-size:90%}
 img{max-width:200px;max-height:200px}"""
 
 
 def sheet_html(annotator: str, rows: Sequence[SheetRow]) -> str:
     e = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(annotator)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>Annotation sheet: {e(annotator)}</h1>",
-             "<pre>" + e("\n".join(instructions())) + "</pre>",
-             "<p>Write the grades in sheet.csv (this page is for reading). Row numbers match.</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{e(annotator)}</title>",
+        f"<style>{_CSS}</style></head><body><h1>Annotation sheet: {e(annotator)}</h1>",
+        "<pre>" + e("\n".join(instructions())) + "</pre>",
+        "<p>Write the grades in sheet.csv (this page is for reading). Row numbers match.</p>",
+    ]
     current = ""
     for r in rows:
         q, i = r.query, r.item
@@ -122,19 +154,26 @@ def sheet_html(annotator: str, rows: Sequence[SheetRow]) -> str:
             current = q.qid
             also = f" <span class='m'>also: {e(' | '.join(q.cues))}</span>" if q.cues else ""
             filt = f" <span class='m'>filters: {e(_filters(q))}</span>" if q.filters else ""
-            parts.append(f"<div class='q' id='{e(q.qid)}'><b>{e(q.qid)}</b>: "
-                         f"&ldquo;{e(q.text)}&rdquo;{also}{filt}</div><table>")
+            parts.append(
+                f"<div class='q' id='{e(q.qid)}'><b>{e(q.qid)}</b>: "
+                f"&ldquo;{e(q.text)}&rdquo;{also}{filt}</div><table>"
+            )
         uri = thumbnail_uri(r.preview_path)
         image = f"<img src='{uri}' alt='preview'>" if uri else "<i>no preview</i>"
         fields = "".join(
             f"<div><span class='m'>{name}:</span> <span class='t'>{e(value)}</span></div>"
-            for name, value in (("text", i.ocr_text), ("description", i.visual_description),
-                                ("meaning", i.meaning))
+            for name, value in (
+                ("text", i.ocr_text),
+                ("description", i.visual_description),
+                ("meaning", i.meaning),
+            )
             if value.strip()
         )
-        parts.append(f"<tr><td>#{r.row}</td><td>{image}</td><td><b>{e(i.title)}</b> "
-                     f"<span class='m'>{e(i.kind)} &middot; template {e(i.template)} &middot; "
-                     f"{e(i.id)}</span>{fields}</td></tr>")
+        parts.append(
+            f"<tr><td>#{r.row}</td><td>{image}</td><td><b>{e(i.title)}</b> "
+            f"<span class='m'>{e(i.kind)} &middot; template {e(i.template)} &middot; "
+            f"{e(i.id)}</span>{fields}</td></tr>"
+        )
     if current:
         parts.append("</table>")
     parts.append("</body></html>")
@@ -146,13 +185,26 @@ def labelstudio_tasks(rows: Sequence[SheetRow]) -> str:
     tasks = []
     for r in rows:
         i = r.item
-        tasks.append({"data": {
-            "row": r.row, "qid": r.query.qid, "query": r.query.text,
-            "also": " | ".join(r.query.cues), "filters": _filters(r.query), "item_id": i.id,
-            "title": i.title, "kind": i.kind, "template": i.template,
-            "text": "\n".join(x for x in (i.ocr_text, i.visual_description, i.meaning) if x),
-            "preview": r.preview_path, "guide": guide,
-        }})
+        tasks.append(
+            {
+                "data": {
+                    "row": r.row,
+                    "qid": r.query.qid,
+                    "query": r.query.text,
+                    "also": " | ".join(r.query.cues),
+                    "filters": _filters(r.query),
+                    "item_id": i.id,
+                    "title": i.title,
+                    "kind": i.kind,
+                    "template": i.template,
+                    "text": "\n".join(
+                        x for x in (i.ocr_text, i.visual_description, i.meaning) if x
+                    ),
+                    "preview": r.preview_path,
+                    "guide": guide,
+                }
+            }
+        )
     return json.dumps(tasks, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -178,8 +230,11 @@ def write_exports(folder: Path, annotator: str, seed: int, rows: Sequence[SheetR
     for name in EXPORT_FILES:
         if (folder / name).exists():
             raise BenchmarkError(f"{folder / name} exists; a new pool is a new folder")
-    assignment = {"annotator": annotator, "seed": seed,
-                  "pairs": [[r.query.qid, r.item.id] for r in rows]}
+    assignment = {
+        "annotator": annotator,
+        "seed": seed,
+        "pairs": [[r.query.qid, r.item.id] for r in rows],
+    }
     contents = {
         "sheet.csv": sheet_csv(rows),
         "sheet.html": sheet_html(annotator, rows),

@@ -28,8 +28,16 @@ from mambomeme.evaluation.benchmark import _read_queries as _located_queries
 
 POOL_FILE = "pool.jsonl"
 MANIFEST_FILE = "manifest.json"
-_CONFIG_KEYS = {"systems", "depth", "annotators", "gold", "hard_negatives", "exact_targets",
-                "families", "partition"}
+_CONFIG_KEYS = {
+    "systems",
+    "depth",
+    "annotators",
+    "gold",
+    "hard_negatives",
+    "exact_targets",
+    "families",
+    "partition",
+}
 
 
 @dataclass(frozen=True)
@@ -88,10 +96,14 @@ def load_pool_config(path: Path) -> PoolConfig:
     if not isinstance(exact, str):
         raise BenchmarkError(f"{path}: 'exact_targets' must be a file name")
     families, partition = raw.get("families", ""), raw.get("partition", "")
-    if not isinstance(families, str) or not isinstance(partition, str) or (
-        bool(families) != bool(partition)
+    if (
+        not isinstance(families, str)
+        or not isinstance(partition, str)
+        or (bool(families) != bool(partition))
     ):
-        raise BenchmarkError(f"{path}: 'families' (a families.csv path) and 'partition' go together")
+        raise BenchmarkError(
+            f"{path}: 'families' (a families.csv path) and 'partition' go together"
+        )
     return PoolConfig(
         tuple(systems),
         depth,
@@ -105,11 +117,11 @@ def load_pool_config(path: Path) -> PoolConfig:
 
 
 def item_family(template_group: str) -> str:
-    """The families.csv family of an item: tg:<x> -> template:<x>, memecap:<id> -> post:memecap-<id>."""
+    """An item's families.csv family: tg:<x> -> template:<x>, memecap:<id> -> post:memecap-<id>."""
     if template_group.startswith("tg:"):
         return "template:" + template_group[3:]
     if template_group.startswith("memecap:"):
-        return "post:memecap-" + template_group[len("memecap:"):]
+        return "post:memecap-" + template_group[len("memecap:") :]
     return template_group
 
 
@@ -150,8 +162,12 @@ def read_exact_targets(path: Path) -> dict[str, list[list[str]]]:
         if not isinstance(raw, dict) or set(raw) != {"qid", "groups"}:
             raise BenchmarkError(f"{where}: expected exactly the keys 'qid' and 'groups'")
         g = raw["groups"]
-        if not isinstance(g, list) or not g or not all(
-            isinstance(x, list) and x and all(isinstance(i, str) and i for i in x) for x in g
+        if (
+            not isinstance(g, list)
+            or not g
+            or not all(
+                isinstance(x, list) and x and all(isinstance(i, str) and i for i in x) for x in g
+            )
         ):
             raise BenchmarkError(f"{where}: 'groups' must be non-empty lists of item ids")
         if raw["qid"] in groups:
@@ -208,8 +224,10 @@ def build_pool(
                 raise BenchmarkError(f"pool config: {kind} list for unknown qid {qid!r}")
             for item_id in ids:
                 if not known_items(item_id) or not allowed(item_id):
-                    raise BenchmarkError(f"pool config: {kind} item {item_id!r} of {qid!r} "
-                                         "is not in the corpus or not in the pooled partition")
+                    raise BenchmarkError(
+                        f"pool config: {kind} item {item_id!r} of {qid!r} "
+                        "is not in the corpus or not in the pooled partition"
+                    )
     pool: list[Candidate] = []
     left_out: list[tuple[str, str]] = []
     for query in queries:
@@ -258,8 +276,7 @@ def write_pool(out_dir: Path, pool: Sequence[Candidate], manifest: Mapping[str, 
             raise BenchmarkError(f"{out_dir / name} exists; a new pool is a new folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [
-        json.dumps({"qid": c.qid, "item_id": c.item_id, "sources": list(c.sources)})
-        for c in pool
+        json.dumps({"qid": c.qid, "item_id": c.item_id, "sources": list(c.sources)}) for c in pool
     ]
     (out_dir / POOL_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     (out_dir / MANIFEST_FILE).write_text(

@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -44,8 +43,8 @@ from mambomeme.tui.widgets import (
     StatusInfo,
     help_view,
 )
+from mambomeme.tui.worker import Job, Outcome, SearchFn, SearchWorker
 
-SearchFn = Callable[[Sequence[str], int, Filters, str], SearchResponse]
 ItemLookup = Callable[[str], "Item | None"]
 ENV_TEST_RAISE = "MAMBOMEME_TUI_TEST_RAISE"  # test hook: an action whose handler raises
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -63,23 +62,6 @@ class TuiOptions:
     timing_file: Path | None = None
     show_preview: bool = True
     raise_in: str = ""
-
-
-@dataclass(frozen=True)
-class _Job:
-    seq: int
-    cues: tuple[str, ...]
-    filters: Filters
-    system: str
-    t0: float
-    t0_epoch: float
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    job: _Job
-    response: SearchResponse | None
-    error: str
 
 
 def parse_cues(text: str) -> tuple[str, ...]:
@@ -135,13 +117,11 @@ class Controller:
         open_backend: Callable[[], object] | None = None,
         screen: urwid.BaseScreen | None = None,
     ) -> None:
-        self.search = search
-        self.open_backend = open_backend
-        self._opened = threading.Event()
         self.options = options
         self.feedback = feedback
         self.item_lookup = item_lookup
-        self.load_dense = load_dense if options.system != "bm25" else None
+        dense = load_dense if options.system != "bm25" else None
+        self.worker = SearchWorker(search, options.limit, self._wake, open_backend, dense)
         self.screen = screen
         self.query = QueryEdit()
         self.results = ResultsList(on_select=self._on_select)
@@ -149,7 +129,7 @@ class Controller:
         self.status = StatusBar()
         self.info = StatusInfo(
             release=options.release,
-            semantic="loading" if self.load_dense else "off",
+            semantic="loading" if dense else "off",
             feedback=feedback.enabled,
         )
         self.columns = urwid.Columns([("weight", 55, self.results)], dividechars=1)
@@ -175,14 +155,7 @@ class Controller:
         self.chosen = False
         self.previewed: set[str] = set()
         self._applying = False
-        # shared with threads: guarded by _lock
-        self._lock = threading.Condition()
-        self._job: _Job | None = None
-        self._outcomes: list[_Outcome] = []
-        self._dense_state = self.info.semantic
         self._seen_dense_state = self.info.semantic
-        self._stopping = False
-        self._backend_error = ""
         self._signal = 0
         self._pipe = -1
         self.status.update(self.info)
@@ -198,17 +171,10 @@ class Controller:
         return self.loop
 
     def start_threads(self) -> None:
-        """The search worker, and the dense loader when there is one (both daemon threads)."""
-        threads = [threading.Thread(target=self._worker, name="search", daemon=True)]
-        if self.load_dense is not None:
-            threads.append(threading.Thread(target=self._dense, name="dense", daemon=True))
-        for thread in threads:
-            thread.start()
+        self.worker.start()
 
     def stop_threads(self) -> None:
-        with self._lock:
-            self._stopping = True
-            self._lock.notify_all()
+        self.worker.stop()
 
     def run(self) -> int:
         """Run until quit, a --print-choice choice, a signal or an error; returns an exit code."""
@@ -236,51 +202,9 @@ class Controller:
         except OSError:
             pass  # the loop has already stopped
 
-    # ----- threads ----------------------------------------------------------------------------
-
-    def _worker(self) -> None:
-        """Open the backend (slow for a big corpus, so not before the first draw), then search."""
-        if self.open_backend is not None:
-            try:
-                self.open_backend()
-            except Exception as exc:
-                with self._lock:
-                    self._backend_error = f"cannot open the index: {type(exc).__name__}: {exc}"
-                self._wake(b"e")
-        self._opened.set()
-        while True:
-            with self._lock:
-                while self._job is None and not self._stopping:
-                    self._lock.wait()
-                if self._stopping:
-                    return
-                job, self._job = self._job, None
-            assert job is not None
-            try:
-                response = self.search(job.cues, self.options.limit, job.filters, job.system)
-                outcome = _Outcome(job, response, "")
-            except Exception as exc:  # shown in the status bar; the UI keeps working
-                outcome = _Outcome(job, None, f"{type(exc).__name__}: {exc}")
-            with self._lock:
-                self._outcomes.append(outcome)
-            self._wake(b"r")
-
-    def _dense(self) -> None:
-        assert self.load_dense is not None
-        self._opened.wait()
-        try:
-            self.load_dense()
-            state = "ready"
-        except Exception as exc:
-            state = f"failed ({type(exc).__name__}: {exc})"
-        with self._lock:
-            self._dense_state = state
-        self._wake(b"d")
-
     def has_outcomes(self) -> bool:
         """True when the worker has delivered something the main loop has not applied yet."""
-        with self._lock:
-            return bool(self._outcomes)
+        return self.worker.has_outcomes()
 
     def _on_wakeup(self, _data: bytes) -> bool:
         """Main-loop side of the pipe: exit on a signal, else apply what the threads delivered."""
@@ -291,12 +215,10 @@ class Controller:
             self.exit_code = EXIT_CODES.get(signal.Signals(self._signal), 1)
             self._record_abandon()
             raise urwid.ExitMainLoop()
-        with self._lock:
-            outcomes, self._outcomes = self._outcomes, []
-            dense_state = self._dense_state
-            backend_error, self._backend_error = self._backend_error, ""
-        if backend_error:
-            self.info.error = backend_error
+        delivery = self.worker.take()
+        outcomes, dense_state = delivery.outcomes, delivery.dense_state
+        if delivery.backend_error:
+            self.info.error = delivery.backend_error
             self.status.update(self.info)
         if dense_state != self._seen_dense_state:
             self._seen_dense_state = dense_state
@@ -344,9 +266,7 @@ class Controller:
             self._record("reformulate")
         self.seq += 1
         system = self.options.system if self.info.semantic == "ready" else "bm25"
-        with self._lock:
-            self._job = _Job(self.seq, cues, self.filters, system, t0, t0_epoch)
-            self._lock.notify()
+        self.worker.submit(Job(self.seq, cues, self.filters, system, t0, t0_epoch))
         self.info = replace(self.info, seq=self.seq, busy=True, message="", error="")
         self.status.update(self.info)
         self.frame.focus_position = "body"
@@ -490,7 +410,7 @@ class Controller:
         if parse_cues(self.query.edit_text):
             self.do_submit()
 
-    def _apply(self, outcome: _Outcome) -> None:
+    def _apply(self, outcome: Outcome) -> None:
         """Show a current result (or error), draw, and only then stop the submit-to-render clock."""
         self.info.busy = False
         self.previewed = set()
@@ -526,7 +446,7 @@ class Controller:
         if self.preview_visible:
             self._show_preview()
 
-    def _write_timing(self, outcome: _Outcome, ms: float) -> None:
+    def _write_timing(self, outcome: Outcome, ms: float) -> None:
         if self.options.timing_file is None:
             return
         record = {
@@ -566,7 +486,7 @@ class Controller:
             return
         if self.screen is not None and self.screen.started:
             rows = self.screen.get_cols_rows()[1]
-            self.preview.image_rows = max(3, (rows - 4) // 2)
+            self.preview.image_rows = max(3, (rows - 4) // 3)  # room left for the text
         self.preview.show(result, self.item_lookup(result.item_id), self._path(result))
 
     def _path(self, result: Result) -> Path:

@@ -215,19 +215,20 @@ def metadata_markup(result: Result, item: Item | None, path: str) -> list[Any]:
 
     markup: list[Any] = [("title", result.title), "\n"]
     markup += line("template", result.template)
-    markup += line("kind", result.kind)
     if item is not None:
         markup += line("people", ", ".join(item.people))
         markup += line("tags", ", ".join(item.tags))
         markup += line("text", item.ocr_text)
         markup += line("description", item.visual_description)
-        markup += line("meaning", item.meaning)
-        markup += line("language", item.language)
     markup += line("licence", result.license)
     markup += line("attribution", result.attribution)
+    markup += line("path", path)
+    if item is not None:
+        markup += line("meaning", item.meaning)
+        markup += line("language", item.language)
+    markup += line("kind", result.kind)
     markup += line("routes", "+".join(result.routes))
     markup += line("id", result.item_id)
-    markup += line("path", path)
     if markup[-1] == "\n":
         markup.pop()
     return markup
