@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from mambomeme.errors import MamboMemeError
 
-
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
 
 

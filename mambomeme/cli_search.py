@@ -17,7 +17,9 @@ def register(sub: Any) -> None:
     p.add_argument("query", help="what you remember; alternate cues separated by '|'")
     p.add_argument("--cue", action="append", default=[], help="an extra alternate cue (repeatable)")
     p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--system", default="hybrid", help="bm25 | bm25+typo | dense | hybrid | hybrid-no-<field>")
+    p.add_argument(
+        "--system", default="hybrid", help="bm25 | bm25+typo | dense | hybrid | hybrid-no-<field>"
+    )
     p.add_argument("--kind", choices=["template", "meme"])
     p.add_argument("--language")
     p.add_argument("--template")
@@ -38,8 +40,11 @@ def run_search(args: argparse.Namespace) -> int:
     engine = Engine.open(args.build or build_dir(params), params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, args.system)
-    print(json.dumps(response_json(response), indent=2, ensure_ascii=False) if args.json
-          else format_table(response))
+    print(
+        json.dumps(response_json(response), indent=2, ensure_ascii=False)
+        if args.json
+        else format_table(response)
+    )
     return 0
 
 
@@ -53,7 +58,10 @@ def response_json(response: SearchResponse) -> dict[str, Any]:
 
 def format_table(response: SearchResponse) -> str:
     if not response.results:
-        return f"no confident match ({response.empty_reason}); try other words, a quote, or what the picture shows"
+        return (
+            f"no confident match ({response.empty_reason}); "
+            "try other words, a quote, or what the picture shows"
+        )
     lines = []
     for r in response.results:
         evidence = ", ".join(f"{h.route}#{h.rank}({h.score:.3g})" for h in r.hits)

@@ -29,7 +29,9 @@ def corpus_config(params: dict[str, Any], name: str | None = None) -> tuple[str,
     corpus = name or str(params["base"]["corpus"])
     corpora = params.get("corpora", {})
     if corpus not in corpora:
-        raise MamboMemeError(f"corpus {corpus!r} is not defined in params corpora: {sorted(corpora)}")
+        raise MamboMemeError(
+            f"corpus {corpus!r} is not defined in params corpora: {sorted(corpora)}"
+        )
     return corpus, dict(corpora[corpus])
 
 
@@ -42,9 +44,17 @@ def check_corpus_path(params: dict[str, Any]) -> None:
     """base.corpus_path (the DVC dependency) must be the selected corpus's own source path."""
     corpus, config = corpus_config(params)
     pairs = [
-        ("base.corpus_path", params["base"].get("corpus_path"), config.get("path", config.get("root"))),
+        (
+            "base.corpus_path",
+            params["base"].get("corpus_path"),
+            config.get("path", config.get("root")),
+        ),
         ("base.reports", params["base"].get("reports"), config.get("reports")),
-        ("evaluation.benchmark", params.get("evaluation", {}).get("benchmark"), config.get("benchmark")),
+        (
+            "evaluation.benchmark",
+            params.get("evaluation", {}).get("benchmark"),
+            config.get("eval_benchmark"),
+        ),
     ]
     for key, declared, own in pairs:
         if own is not None and Path(str(declared)) != Path(str(own)):
@@ -52,3 +62,9 @@ def check_corpus_path(params: dict[str, Any]) -> None:
                 f"params {key} is {declared!r} but corpus {corpus!r} needs {own!r}; "
                 f"switch corpora with `make repro CORPUS={corpus}`"
             )
+
+
+def evaluation_systems(params: dict[str, Any]) -> list[str]:
+    """The systems scored on the selected corpus: corpora.<name>.systems, else evaluation.systems."""
+    _, config = corpus_config(params)
+    return [str(s) for s in config.get("systems", params["evaluation"]["systems"])]

@@ -24,7 +24,7 @@ def switch(name: str, path: Path = PARAMS) -> None:
         "corpus": corpus,
         "corpus_path": str(config.get("path", config.get("root"))),
         "reports": str(config["reports"]),
-        "benchmark": str(config["benchmark"]),
+        "benchmark": str(config["eval_benchmark"]),
     }
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     section = ""

@@ -18,6 +18,8 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +33,9 @@ from mambomeme.corpus.manifest import sha256_file, write_json_atomic  # noqa: E4
 from mambomeme.index.dense import DenseFiles, DenseIndex  # noqa: E402
 
 
-def dense_curve(sizes: list[int], queries: int, depth: int, seed: int, scratch: Path,
-                bandwidth: floor.Bandwidth) -> list[dict[str, object]]:
+def dense_curve(
+    sizes: list[int], queries: int, depth: int, seed: int, scratch: Path, bandwidth: floor.Bandwidth
+) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     vectors = list(peers.synthetic_matrix(queries, engine_bench.DIMENSION, seed + 1))
     for size in sizes:
@@ -47,20 +50,37 @@ def dense_curve(sizes: list[int], queries: int, depth: int, seed: int, scratch: 
         mask = np.ones(size, dtype=bool)
         st, fa = peers.SemanticSearchPeer(ours.matrix), peers.FaissFlatPeer(ours.matrix)
         warm = min(20, queries)
-        for name, fn in (("ours_exact", lambda v: ours.search(v, mask, depth)),
-                         ("st_semantic_search", lambda v: st.search(v, depth)),
-                         ("faiss_flat_ip", lambda v: fa.search(v, depth))):
+        methods: list[tuple[str, Callable[[np.ndarray], object]]] = [
+            ("ours_exact", partial(ours.search, mask=mask, depth=depth)),
+            ("st_semantic_search", partial(st.search, depth=depth)),
+            ("faiss_flat_ip", partial(fa.search, depth=depth)),
+        ]
+        for name, fn in methods:
             stats = engine_bench.percentiles(engine_bench.timed(fn, vectors, warm))
-            rows.append({"route": "dense", "size": size, "method": name, **stats,
-                         "floor_ms": round(floor.floor_ms(matrix.nbytes, bandwidth), 3),
-                         "synthetic": True})
-        del ours, st, fa, matrix
+            rows.append(
+                {
+                    "route": "dense",
+                    "size": size,
+                    "method": name,
+                    **stats,
+                    "floor_ms": round(floor.floor_ms(matrix.nbytes, bandwidth), 3),
+                    "synthetic": True,
+                }
+            )
+        del ours, st, fa, matrix, methods
         files.matrix.unlink()
     return rows
 
 
-def lexical_curve(build: Path, sizes: list[int], queries: int, depth: int, seed: int,
-                  weights: dict[str, float], scratch: Path) -> list[dict[str, object]]:
+def lexical_curve(
+    build: Path,
+    sizes: list[int],
+    queries: int,
+    depth: int,
+    seed: int,
+    weights: dict[str, float],
+    scratch: Path,
+) -> list[dict[str, object]]:
     from mambomeme.corpus.ingest import load_items
     from mambomeme.index import fts_query
     from mambomeme.index.lexical import LexicalIndex, build_lexical
@@ -79,11 +99,22 @@ def lexical_curve(build: Path, sizes: list[int], queries: int, depth: int, seed:
         bm25s = peers.Bm25sPeer.from_items(subset)
         mask = np.array([item.eligible for item in subset], dtype=bool)
         warm = min(20, len(tokens))
-        for name, fn in (("ours_fts5_route", lambda t: engine_bench.lexical_route(index, t, mask, depth)),
-                         ("bm25s", lambda t: bm25s.search(t, mask, depth))):
+        routes: list[tuple[str, Callable[[list[str]], object]]] = [
+            ("ours_fts5_route", partial(engine_bench.lexical_route, index, mask=mask, depth=depth)),
+            ("bm25s", partial(bm25s.search, mask=mask, depth=depth)),
+        ]
+        for name, fn in routes:
             stats = engine_bench.percentiles(engine_bench.timed(fn, tokens, warm))
-            rows.append({"route": "lexical", "size": size, "method": name, **stats,
-                         "fts5_build_s": round(build_s, 2), "index_bytes": path.stat().st_size})
+            rows.append(
+                {
+                    "route": "lexical",
+                    "size": size,
+                    "method": name,
+                    **stats,
+                    "fts5_build_s": round(build_s, 2),
+                    "index_bytes": path.stat().st_size,
+                }
+            )
         index.close()
         path.unlink()
     return rows
@@ -104,17 +135,30 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mambomeme-scaling-") as tmp:
         rows = dense_curve(sizes, args.queries, depth, seed, Path(tmp), bandwidth)
         if args.lexical_build:
-            rows += lexical_curve(args.lexical_build, sizes, args.queries, depth, seed,
-                                  params["lexical"]["weights"], Path(tmp))
-    report = {"machine": floor.machine(), "versions": floor.versions(),
-              "bandwidth": bandwidth._asdict(), "rows": rows}
+            rows += lexical_curve(
+                args.lexical_build,
+                sizes,
+                args.queries,
+                depth,
+                seed,
+                params["lexical"]["weights"],
+                Path(tmp),
+            )
+    report = {
+        "machine": floor.machine(),
+        "versions": floor.versions(),
+        "bandwidth": bandwidth._asdict(),
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"bandwidth {bandwidth.best_gb_s} GB/s; load {report['machine']['load_average_1_5_15']}")
     print(f"{'route':<8} {'size':>7} {'method':<20} {'p50 ms':>9} {'p95 ms':>9} {'floor ms':>9}")
     for r in rows:
-        print(f"{r['route']:<8} {r['size']:>7} {r['method']:<20} {r['p50']:>9.2f} {r['p95']:>9.2f} "
-              f"{r.get('floor_ms', ''):>9}")
+        print(
+            f"{r['route']:<8} {r['size']:>7} {r['method']:<20} {r['p50']:>9.2f} {r['p95']:>9.2f} "
+            f"{r.get('floor_ms', ''):>9}"
+        )
     print(f"wrote {args.out}")
     return 0
 

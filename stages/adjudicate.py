@@ -1,6 +1,6 @@
 """DVC stage adjudicate: two annotator files (+ the third's, if queued) -> a frozen judgement set.
 
-    python stages/adjudicate.py BENCHMARK_DIR POOL_DIR JUDGEMENTS_DIR SET_DIR QUEUE_DIR [--build DIR]
+    python stages/adjudicate.py BENCHMARK_DIR POOL_DIR JUDGEMENTS_DIR SET_DIR QUEUE_DIR [--build B]
 
 Reads JUDGEMENTS_DIR/annotator-a.csv and annotator-b.csv (names from BENCHMARK_DIR/pool.yaml).
 If their disagreement queue is not empty and JUDGEMENTS_DIR/annotator-c.csv is missing, writes

@@ -17,16 +17,27 @@ from mambomeme.index.build import build_dense_indexes  # noqa: E402
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     params = load_params()
-    corpus, _ = corpus_config(params)
-    dense = params["dense"]
+    corpus, config = corpus_config(params)
+    dense = {**params["dense"], **config.get("dense", {})}  # per-corpus overrides
     ablations = params["search"]["ablations"] if dense.get("ablation_indexes", True) else {}
+    if "ablations" in dense:  # a corpus may embed only some ablations (CPU time)
+        ablations = {name: ablations[name] for name in dense["ablations"]}
     start = time.perf_counter()
-    built = build_dense_indexes(Path("build") / corpus, Path("manifests") / f"corpus-{corpus}.json",
-                                int(dense["batch_size"]), str(dense["device"]), ablations)
+    built = build_dense_indexes(
+        Path("build") / corpus,
+        Path("manifests") / f"corpus-{corpus}.json",
+        int(dense["batch_size"]),
+        str(dense["device"]),
+        ablations,
+        dense.get("without", ()),
+        dense.get("max_seq_length"),
+    )
     seconds = time.perf_counter() - start
     vectors = sum(m["count"] for m in built)
-    print(f"index_dense {corpus}: {len(built)} matrices, {vectors} vectors in {seconds:.1f} s "
-          f"({vectors / seconds:.0f} docs/s on {dense['device']})")
+    print(
+        f"index_dense {corpus}: {len(built)} matrices, {vectors} vectors in {seconds:.1f} s "
+        f"({vectors / seconds:.0f} docs/s on {dense['device']})"
+    )
 
 
 if __name__ == "__main__":

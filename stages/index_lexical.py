@@ -15,8 +15,11 @@ from mambomeme.index.build import build_lexical_index  # noqa: E402
 def main() -> None:
     params = load_params()
     corpus, _ = corpus_config(params)
-    info = build_lexical_index(Path("build") / corpus, Path("manifests") / f"corpus-{corpus}.json",
-                               params["lexical"]["weights"])
+    info = build_lexical_index(
+        Path("build") / corpus,
+        Path("manifests") / f"corpus-{corpus}.json",
+        params["lexical"]["weights"],
+    )
     print(f"index_lexical {corpus}: {info['count']} items")
 
 

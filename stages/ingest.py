@@ -18,12 +18,19 @@ def main() -> None:
     check_corpus_path(params)
     corpus, config = corpus_config(params)
     strict = bool(params["ingest"]["strict"]) or os.environ.get("CI") == "true"
-    result = ingest(corpus, config, Path("build") / corpus,
-                    Path("manifests") / f"corpus-{corpus}.json", strict,
-                    Path(params["ingest"]["knowledge"]))
+    result = ingest(
+        corpus,
+        config,
+        Path("build") / corpus,
+        Path("manifests") / f"corpus-{corpus}.json",
+        strict,
+        Path(params["ingest"]["knowledge"]),
+    )
     counts = result.manifest["counts"]
-    print(f"ingest {corpus}: {counts['input']} records = {counts['accepted']} accepted "
-          f"+ {counts['rejected']} rejected; {counts['eligible']} eligible")
+    print(
+        f"ingest {corpus}: {counts['input']} records = {counts['accepted']} accepted "
+        f"+ {counts['rejected']} rejected; {counts['eligible']} eligible"
+    )
     for reject in result.rejects[:50]:
         print(f"  reject {reject}")
 

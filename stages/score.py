@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import load_params  # noqa: E402
+from mambomeme.config import evaluation_systems, load_params  # noqa: E402
 from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
 
 
@@ -17,11 +17,16 @@ def main() -> None:
     evaluation = params["evaluation"]
     bench_dir = Path(evaluation["benchmark"])
     corpus = str(params["base"]["corpus"])
-    runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation["systems"]]
+    runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation_systems(params)]
     gates = evaluation.get("gates_input")
     seed, resamples = bootstrap_settings(params, None, None)
     card = score_runs(
-        bench_dir, runs, Path(params["base"]["reports"]), Path(gates) if gates else None, seed, resamples
+        bench_dir,
+        runs,
+        Path(params["base"]["reports"]),
+        Path(gates) if gates else None,
+        seed,
+        resamples,
     )
     for row in card["systems"]:
         print(f"score {row['system']}: MMTS {row['mmts']:.2f} {row['status']}")

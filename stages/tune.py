@@ -40,7 +40,9 @@ def main() -> None:
     engine = Engine.open(Path("build") / corpus, params)
     system = str(settings.get("system", "hybrid"))
 
-    depth = max([int(params["search"]["depth"])] + [int(d) for d in settings["axes"].get("depth", [])])
+    depth = max(
+        [int(params["search"]["depth"])] + [int(d) for d in settings["axes"].get("depth", [])]
+    )
     cache = {}
     for query in benchmark.queries:
         key = (tuple(query.all_cues), Filters(**query.filter_dict))
@@ -55,15 +57,25 @@ def main() -> None:
             results = tuple(engine.rank(found, 10, ranked)) if found is not None else ()
             return SearchResponse("tune", system, tuple(cues), results)
 
-        parts = aggregate(OutcomeTable.of(evaluate_run(benchmark, run_benchmark(benchmark, search, system))))
+        parts = aggregate(
+            OutcomeTable.of(evaluate_run(benchmark, run_benchmark(benchmark, search, system)))
+        )
         if parts.Q is None:
             raise TuningError(f"{bench_dir}: no answerable query in any primary slice")
-        objective = 0.55 * parts.Q + 0.15 * (parts.E or 0.0) + 0.10 * parts.C + 0.10 * (parts.S or 0.0)
+        objective = (
+            0.55 * parts.Q + 0.15 * (parts.E or 0.0) + 0.10 * parts.C + 0.10 * (parts.S or 0.0)
+        )
         print(f"  objective={objective:.4f} Q={parts.Q:.4f} C={parts.C:.3f} {config}", flush=True)
         return objective
 
     grid = {**settings, "defaults": search_params_defaults(params["search"], settings["axes"])}
-    selection = tune(bench_dir, evaluate, grid, out=Path(params["base"]["reports"]) / "selection.json", overwrite=True)
+    selection = tune(
+        bench_dir,
+        evaluate,
+        grid,
+        out=Path(params["base"]["reports"]) / "selection.json",
+        overwrite=True,
+    )
     print(
         f"tune {corpus}: {len(selection.curve)} points, best Q={selection.objective:.4f} "
         f"at {dict(selection.config)}"

@@ -30,8 +30,14 @@ def fixture_build(tmp_path_factory: pytest.TempPathFactory, params: dict[str, An
 
     build = tmp_path_factory.mktemp("fixture-build")
     manifest = build / "corpus-fixture.json"
-    ingest("fixture", {"source": "fixture", "path": str(ROOT / "fixture")}, build, manifest,
-           strict=True, knowledge_dir=ROOT / "knowledge")
+    ingest(
+        "fixture",
+        {"source": "fixture", "path": str(ROOT / "fixture")},
+        build,
+        manifest,
+        strict=True,
+        knowledge_dir=ROOT / "knowledge",
+    )
     build_lexical_index(build, manifest, params["lexical"]["weights"])
     build_dense_indexes(build, manifest, 64, "cpu", {"ocr_text": ["ocr_text"]})
     return build

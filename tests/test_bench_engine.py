@@ -89,7 +89,9 @@ def test_floor_is_bytes_over_bandwidth() -> None:
 def _bench(root: Path, name: str, partition: str, texts: list[str]) -> None:
     folder = root / name
     folder.mkdir(parents=True)
-    (folder / "benchmark.json").write_text(json.dumps({"partition": partition, "corpus": f"{name}@v1"}))
+    (folder / "benchmark.json").write_text(
+        json.dumps({"partition": partition, "corpus": f"{name}@v1"})
+    )
     (folder / "queries.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
 
 
@@ -115,9 +117,15 @@ def test_lexical_route_matches_the_engine_bm25_route(lexical_engine: Any) -> Non
 
     mask = lexical_engine.items.mask(None)
     for text in ("john cena", "you can't see me", "burning house girl"):
-        rows = engine_bench.lexical_route(lexical_engine.lexical, fts_query.tokenize(text), mask, 100)
+        rows = engine_bench.lexical_route(
+            lexical_engine.lexical, fts_query.tokenize(text), mask, 100
+        )
         response = lexical_engine.search([text], limit=100, system="bm25")
-        ranked = {h.rank: lexical_engine.items.row_of[r.item_id] for r in response.results
-                  for h in r.hits if h.route == "lexical"}
+        ranked = {
+            h.rank: lexical_engine.items.row_of[r.item_id]
+            for r in response.results
+            for h in r.hits
+            if h.route == "lexical"
+        }
         assert all(rows[rank - 1] == row for rank, row in ranked.items()), text
         assert all(mask[r] for r in rows)

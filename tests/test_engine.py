@@ -12,8 +12,19 @@ from mambomeme.search.results import Filters
 pytestmark = pytest.mark.slow
 
 SYSTEMS = ("bm25", "bm25+typo", "dense", "hybrid", "hybrid-no-ocr_text")
-QUERIES = ["john cena", "you can't see me", "cat", "the", "meme", "burning house", "zxqv blorft",
-           "wrestler waving hand", "disaster", "a", "monkey puppet looking away"]
+QUERIES = [
+    "john cena",
+    "you can't see me",
+    "cat",
+    "the",
+    "meme",
+    "burning house",
+    "zxqv blorft",
+    "wrestler waving hand",
+    "disaster",
+    "a",
+    "monkey puppet looking away",
+]
 
 
 def _is_cena(result: Any) -> bool:
@@ -27,8 +38,11 @@ def test_never_an_ineligible_item_under_random_masks_and_limits(engine: Any) -> 
     templates = sorted({items[i].template for i in items if items[i].template})[:8] + [None]
     shown = 0
     for _ in range(60):
-        filters = Filters(kind=rnd.choice(["template", "meme", None]),
-                          language=rnd.choice(languages), template=rnd.choice(templates))
+        filters = Filters(
+            kind=rnd.choice(["template", "meme", None]),
+            language=rnd.choice(languages),
+            template=rnd.choice(templates),
+        )
         limit = rnd.choice([1, 3, 10, 50, 100])
         query = rnd.choice(QUERIES)
         for system in SYSTEMS:

@@ -31,8 +31,10 @@ def test_ties_broken_by_item_id() -> None:
     assert fused_order({0: 0.5, 1: 0.5, 2: 0.7}, ids) == [2, 1, 0]
 
 
-@given(st.lists(st.lists(st.integers(0, 20), unique=True, max_size=8), min_size=1, max_size=5),
-       st.randoms())
+@given(
+    st.lists(st.lists(st.integers(0, 20), unique=True, max_size=8), min_size=1, max_size=5),
+    st.randoms(),
+)
 def test_fusion_is_order_independent(rows: list[list[int]], rnd: random.Random) -> None:
     lists = [RankedList(i, "lexical", 1.0 + i, r) for i, r in enumerate(rows)]
     shuffled = lists[:]

@@ -16,7 +16,9 @@ SHARED = ROOT.parent / "shared"
 
 def test_every_fixture_template_has_one_entry() -> None:
     kb = load_knowledge(ROOT / "knowledge")
-    names = {r["template"] for _, r, _ in fixture.read_records({"path": str(ROOT / "fixture")}) if r}
+    names = {
+        r["template"] for _, r, _ in fixture.read_records({"path": str(ROOT / "fixture")}) if r
+    }
     missing = sorted(n for n in names if n and n.casefold() not in kb)
     assert missing == []
 
@@ -25,8 +27,11 @@ def test_every_fixture_template_has_one_entry() -> None:
 def test_every_shared_template_has_exactly_one_entry() -> None:
     kb = load_knowledge(ROOT / "knowledge")
     imgflip = sorted(p.stem for p in (SHARED / "corpora/imgflip575k/templates").glob("*.json"))
-    memegen = sorted(p.name for p in (SHARED / "corpora/memegen/templates").iterdir()
-                     if p.is_dir() and not p.name.startswith("_"))
+    memegen = sorted(
+        p.name
+        for p in (SHARED / "corpora/memegen/templates").iterdir()
+        if p.is_dir() and not p.name.startswith("_")
+    )
     by_imgflip: dict[str, int] = {}
     by_memegen: dict[str, int] = {}
     for entry in kb.values():

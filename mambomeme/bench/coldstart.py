@@ -2,8 +2,8 @@
 
 Each runs `python -c <script>` in a subprocess, so imports, index opening and model loading are
 paid as a user pays them. The child prints one JSON line per milestone with `time.time()` and its
-own peak resident memory (VmHWM from /proc/self/status, KiB; `ru_maxrss` where there is no
-/proc — on Linux ru_maxrss is inherited across fork + exec, so it would show the parent's peak); the parent
+own peak resident memory (VmHWM from /proc/self/status, KiB; `ru_maxrss` only where there is
+no /proc: on Linux ru_maxrss survives fork + exec and would show the parent's peak). The parent
 subtracts the wall-clock time it took just before starting the child, so "cold start" includes
 interpreter start-up.
 """
@@ -32,12 +32,15 @@ def peak_kib():
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 def mark(name, **extra):
-    print(json.dumps({"mark": name, "t": time.time(), "maxrss_kib": peak_kib(), **extra}), flush=True)
+    record = {"mark": name, "t": time.time(), "maxrss_kib": peak_kib(), **extra}
+    print(json.dumps(record), flush=True)
 mark("interpreter")
 from pathlib import Path
 """
 
-COLD_START = _PRELUDE + """
+COLD_START = (
+    _PRELUDE
+    + """
 from mambomeme.config import load_params
 from mambomeme.search.engine import Engine
 params = load_params(Path(sys.argv[1]))
@@ -48,8 +51,11 @@ mark("first_lexical", results=len(response.results))
 response = engine.search([sys.argv[3]], limit=10, system="hybrid")
 mark("first_hybrid", results=len(response.results))
 """
+)
 
-BUILD_LEXICAL = _PRELUDE + """
+BUILD_LEXICAL = (
+    _PRELUDE
+    + """
 from mambomeme.config import load_params
 from mambomeme.corpus.ingest import load_items
 from mambomeme.index.lexical import build_lexical
@@ -60,8 +66,11 @@ start = time.perf_counter()
 build_lexical(items, Path(sys.argv[3]), params["lexical"]["weights"])
 mark("lexical_built", count=len(items), seconds=time.perf_counter() - start)
 """
+)
 
-BUILD_EMBED = _PRELUDE + """
+BUILD_EMBED = (
+    _PRELUDE
+    + """
 from mambomeme.corpus.ingest import load_items
 from mambomeme.index.dense import Encoder, document
 items = load_items(Path(sys.argv[1]))[: int(sys.argv[2])]
@@ -73,14 +82,21 @@ start = time.perf_counter()
 encoder.encode(docs, batch_size=int(sys.argv[3]))
 mark("embedded", count=len(docs), seconds=time.perf_counter() - start)
 """
+)
 
 
 def run_child(script: str, args: list[str], timeout_s: float = 1800.0) -> dict[str, dict[str, Any]]:
     """Run `script` in a fresh interpreter; milestones keyed by name, with `after_s` added."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     started = time.time()
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
-                          timeout=timeout_s, env=env, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=env,
+        check=False,
+    )
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-5:]
         raise MamboMemeError(f"benchmark subprocess failed ({done.returncode}): {' | '.join(tail)}")
@@ -95,7 +111,9 @@ def run_child(script: str, args: list[str], timeout_s: float = 1800.0) -> dict[s
 
 def cold_start(params_path: Path, build_dir: Path, query: str, repeats: int = 3) -> dict[str, Any]:
     """Seconds from process start to first lexical and first hybrid result (best and all runs)."""
-    runs = [run_child(COLD_START, [str(params_path), str(build_dir), query]) for _ in range(repeats)]
+    runs = [
+        run_child(COLD_START, [str(params_path), str(build_dir), query]) for _ in range(repeats)
+    ]
     out: dict[str, Any] = {"query": query, "repeats": repeats}
     for name in ("interpreter", "engine_open", "first_lexical", "first_hybrid"):
         values = [round(r[name]["after_s"], 3) for r in runs]
@@ -142,7 +160,11 @@ def disk_sizes(build_dir: Path) -> dict[str, int]:
         path = build_dir / name
         if path.exists():
             sizes[name] = path.stat().st_size
-    variants = sorted((build_dir / "dense").glob("dense-no-*.npy")) if (build_dir / "dense").is_dir() else []
+    variants = (
+        sorted((build_dir / "dense").glob("dense-no-*.npy"))
+        if (build_dir / "dense").is_dir()
+        else []
+    )
     if variants:
         sizes["dense/dense-no-*.npy (all ablations)"] = sum(p.stat().st_size for p in variants)
     return sizes

@@ -13,18 +13,26 @@ from mambomeme.config import build_dir, corpus_config, load_params
 
 def register(sub: Any) -> None:
     p = sub.add_parser("bench-engine", help="latency and cost of our engine vs bm25s/faiss/st")
-    p.add_argument("--corpus", required=True, help="a name from params corpora (fixture, memes-10k...)")
+    p.add_argument(
+        "--corpus", required=True, help="a name from params corpora (fixture, memes-10k...)"
+    )
     p.add_argument("--queries", type=int, default=1000, help="timed queries per measurement")
     p.add_argument("--warmup", type=int, default=50, help="untimed calls before each measurement")
     p.add_argument("--out", type=Path, help="report file (default reports/perf-<corpus>.json)")
     p.add_argument("--build", type=Path, help="build directory (default build/<corpus>)")
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
-    p.add_argument("--embed-docs", type=int, default=1000, help="documents in the timed build encode")
+    p.add_argument(
+        "--embed-docs", type=int, default=1000, help="documents in the timed build encode"
+    )
     p.add_argument("--skip-build", action="store_true", help="skip the build-stage measurements")
     p.add_argument("--skip-cold", action="store_true", help="skip the cold-start subprocesses")
-    p.add_argument("--torch-threads", type=int, default=0,
-                   help="torch intra-op threads in this process (default: torch's own choice)")
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="torch intra-op threads in this process (default: torch's own choice)",
+    )
     p.set_defaults(handler=run_bench)
 
 
@@ -37,11 +45,19 @@ def run_bench(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     corpus, _ = corpus_config(params, args.corpus)
     config = BenchConfig(
-        corpus=corpus, build_dir=args.build or build_dir(params, corpus), params_path=args.params,
-        benchmarks_dir=args.benchmarks, queries=args.queries, warmup=args.warmup,
-        seed=int(params["base"]["seed"]), depth=int(params["search"]["depth"]),
-        embed_docs=args.embed_docs, batch_size=int(params["dense"]["batch_size"]),
-        skip_build=args.skip_build, skip_cold=args.skip_cold, torch_threads=args.torch_threads,
+        corpus=corpus,
+        build_dir=args.build or build_dir(params, corpus),
+        params_path=args.params,
+        benchmarks_dir=args.benchmarks,
+        queries=args.queries,
+        warmup=args.warmup,
+        seed=int(params["base"]["seed"]),
+        depth=int(params["search"]["depth"]),
+        embed_docs=args.embed_docs,
+        batch_size=int(params["dense"]["batch_size"]),
+        skip_build=args.skip_build,
+        skip_cold=args.skip_cold,
+        torch_threads=args.torch_threads,
     )
     report = run(config, params, lambda message: print(f"bench: {message}", file=sys.stderr))
     out = args.out or Path("reports") / f"perf-{corpus}.json"
@@ -88,23 +104,31 @@ def format_report(report: dict[str, Any]) -> str:
     if isinstance(quality, dict) and "skipped" in quality:
         lines.append(f"nDCG@10: skipped: {quality['skipped']}")
     elif isinstance(quality, dict):
-        lines.append(f"nDCG@10 on {quality['benchmark']} ({quality['queries']} queries): " + ", ".join(
-            f"{k} {v:.4f}" for k, v in quality.items() if isinstance(v, float)))
+        lines.append(
+            f"nDCG@10 on {quality['benchmark']} ({quality['queries']} queries): "
+            + ", ".join(f"{k} {v:.4f}" for k, v in quality.items() if isinstance(v, float))
+        )
     else:
         lines.append(f"nDCG@10: {quality}")
     if "cold_start" in report:
         cold = report["cold_start"]
-        lines.append(f"cold start (s, best of {cold['repeats']}): interpreter "
-                     f"{cold['interpreter_s']['min']}, engine open {cold['engine_open_s']['min']}, "
-                     f"first lexical {cold['first_lexical_s']['min']}, first hybrid "
-                     f"{cold['first_hybrid_s']['min']}; peak RSS {cold['hybrid_process_maxrss_mib']} MiB")
+        lines.append(
+            f"cold start (s, best of {cold['repeats']}): interpreter "
+            f"{cold['interpreter_s']['min']}, engine open {cold['engine_open_s']['min']}, "
+            f"first lexical {cold['first_lexical_s']['min']}, first hybrid "
+            f"{cold['first_hybrid_s']['min']}; peak RSS {cold['hybrid_process_maxrss_mib']} MiB"
+        )
     build = report["build"]
-    lines.append("disk: " + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in build["disk_bytes"].items()))
+    lines.append(
+        "disk: " + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in build["disk_bytes"].items())
+    )
     for stage in ("lexical", "embedding"):
         if stage in build:
             b = build[stage]
-            lines.append(f"build {stage}: {b['items']} items in {b['seconds']} s = {b['items_per_s']} "
-                         f"items/s, peak RSS {b['peak_rss_mib']} MiB")
+            lines.append(
+                f"build {stage}: {b['items']} items in {b['seconds']} s = {b['items_per_s']} "
+                f"items/s, peak RSS {b['peak_rss_mib']} MiB"
+            )
     lines.append("targets:")
     for name, t in report["targets"].items():
         verdict = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")
@@ -112,11 +136,18 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:  # python -m mambomeme.bench.commands ... without the main CLI wiring
+def main() -> int:
+    """`python -m mambomeme.bench.commands bench-engine ...` until the main CLI registers us."""
+    from mambomeme.errors import MamboMemeError
+
     parser = argparse.ArgumentParser(prog="mambomeme")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args()
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except MamboMemeError as exc:
+        print(f"mambomeme: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

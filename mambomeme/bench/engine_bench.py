@@ -70,9 +70,13 @@ def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
     if values.size == 0:
         raise MamboMemeError("no timing samples")
     p50, p95 = np.percentile(values, [50, 95], method="inverted_cdf")
-    return {"p50": round(float(p50), 3), "p95": round(float(p95), 3),
-            "mean": round(float(values.mean()), 3), "max": round(float(values.max()), 3),
-            "n": int(values.size)}
+    return {
+        "p50": round(float(p50), 3),
+        "p95": round(float(p95), 3),
+        "mean": round(float(values.mean()), 3),
+        "max": round(float(values.max()), 3),
+        "n": int(values.size),
+    }
 
 
 def timed(fn: Callable[[T], object], inputs: Sequence[T], warmup: int) -> list[float]:
@@ -119,7 +123,9 @@ def corpus_benchmark(benchmarks_dir: Path, corpus: str) -> Path | None:
     return None
 
 
-def lexical_route(index: LexicalIndex, tokens: list[str], mask: np.ndarray, depth: int) -> list[int]:
+def lexical_route(
+    index: LexicalIndex, tokens: list[str], mask: np.ndarray, depth: int
+) -> list[int]:
     """The engine's lexical route (Engine._lexical_rows, all fields): every token (AND), and
     when that finds fewer than `depth` eligible rows, any token (OR) refills."""
     hits = index.search(fts_query.all_of(tokens), mask, depth)
@@ -144,10 +150,17 @@ def synthetic_build(build_dir: Path, scratch: Path, seed: int) -> Path:
     matrix = peers.synthetic_matrix(len(ids), DIMENSION, seed)
     np.save(fake / "dense" / "dense.npy", matrix, allow_pickle=False)
     write_json_atomic(fake / "dense" / "dense.ids.json", ids)
-    write_json_atomic(fake / "dense" / "dense.json", {
-        "synthetic": True, "dimension": DIMENSION, "count": len(ids), "dtype": "float32",
-        "normalised": "l2", "matrix_sha256": sha256_file(fake / "dense" / "dense.npy"),
-    })
+    write_json_atomic(
+        fake / "dense" / "dense.json",
+        {
+            "synthetic": True,
+            "dimension": DIMENSION,
+            "count": len(ids),
+            "dtype": "float32",
+            "normalised": "l2",
+            "matrix_sha256": sha256_file(fake / "dense" / "dense.npy"),
+        },
+    )
     return fake
 
 
@@ -165,18 +178,29 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
     scratch = Path(tempfile.mkdtemp(prefix="mambomeme-bench-"))
     try:
         report: dict[str, Any] = {
-            "corpus": config.corpus, "build_dir": str(config.build_dir),
+            "corpus": config.corpus,
+            "build_dir": str(config.build_dir),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "machine": floor.machine(), "versions": floor.versions(),
-            "settings": {"queries": config.queries, "warmup": config.warmup, "seed": config.seed,
-                         "depth": config.depth, "percentile_method": "nearest rank",
-                         "torch_threads": config.torch_threads or "default"},
+            "machine": floor.machine(),
+            "versions": floor.versions(),
+            "settings": {
+                "queries": config.queries,
+                "warmup": config.warmup,
+                "seed": config.seed,
+                "depth": config.depth,
+                "percentile_method": "nearest rank",
+                "torch_threads": config.torch_threads or "default",
+            },
         }
         log("measuring memory bandwidth")
         bandwidth = [floor.measure_bandwidth()]
         queries = load_queries(config.benchmarks_dir, config.queries, config.seed)
         synthetic = not DenseFiles.in_dir(config.build_dir / "dense").matrix.exists()
-        build = synthetic_build(config.build_dir, scratch, config.seed) if synthetic else config.build_dir
+        build = (
+            synthetic_build(config.build_dir, scratch, config.seed)
+            if synthetic
+            else config.build_dir
+        )
         report["dense_synthetic"] = synthetic
         engine = Engine.open(build, params)
         mask = engine.items.mask(None)
@@ -187,8 +211,9 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
         report["lexical"] = _lexical(config, engine, mask, queries, log, synthetic)
         log("query encoding")
         encoder = Encoder("cpu")
-        report["encode"] = percentiles(timed(lambda t: encoder.encode([t], batch_size=1),
-                                             queries, config.warmup))
+        report["encode"] = percentiles(
+            timed(lambda t: encoder.encode([t], batch_size=1), queries, config.warmup)
+        )
         report["encode"]["onnx"] = "not done (optional; see docs/scaling.md)"
         log("dense: exact search vs semantic_search vs faiss")
         vectors = encoder.encode(queries, batch_size=64)
@@ -209,9 +234,11 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
         if not config.skip_build:
             log("build: lexical index rebuild and embedding throughput (fresh processes)")
             report["build"]["lexical"] = coldstart.build_lexical_figures(
-                config.params_path, config.build_dir, scratch)
+                config.params_path, config.build_dir, scratch
+            )
             report["build"]["embedding"] = coldstart.build_embedding_figures(
-                config.build_dir, config.embed_docs, config.batch_size)
+                config.build_dir, config.embed_docs, config.batch_size
+            )
         report["targets"] = targets(report)
         report["machine"]["load_average_end"] = floor.machine()["load_average_1_5_15"]
         return report
@@ -219,8 +246,14 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _lexical(config: BenchConfig, engine: Any, mask: np.ndarray, queries: list[str],
-             log: Callable[[str], None], synthetic: bool) -> dict[str, Any]:
+def _lexical(
+    config: BenchConfig,
+    engine: Any,
+    mask: np.ndarray,
+    queries: list[str],
+    log: Callable[[str], None],
+    synthetic: bool,
+) -> dict[str, Any]:
     from mambomeme.corpus.ingest import load_items
 
     items = load_items(engine.build_dir)
@@ -229,24 +262,31 @@ def _lexical(config: BenchConfig, engine: Any, mask: np.ndarray, queries: list[s
     index_s = time.perf_counter() - start
     tokens = [fts_query.tokenize(normalise(q)) for q in queries]
     tokens = [t for t in tokens if t]
-    ours = timed(lambda t: lexical_route(engine.lexical, t, mask, config.depth), tokens, config.warmup)
+    ours = timed(
+        lambda t: lexical_route(engine.lexical, t, mask, config.depth), tokens, config.warmup
+    )
     theirs = timed(lambda t: bm25s.search(t, mask, config.depth), tokens, config.warmup)
     system = timed(lambda q: engine.search([q], limit=10, system="bm25"), queries, config.warmup)
     out: dict[str, Any] = {
-        "ours_fts5_route": percentiles(ours), "bm25s": percentiles(theirs),
-        "ours_bm25_system_end_to_end": percentiles(system), "bm25s_index_s": round(index_s, 2),
+        "ours_fts5_route": percentiles(ours),
+        "bm25s": percentiles(theirs),
+        "ours_bm25_system_end_to_end": percentiles(system),
+        "bm25s_index_s": round(index_s, 2),
     }
     bench = corpus_benchmark(config.benchmarks_dir, config.corpus)
     if bench is None:
-        out["ndcg@10"] = f"skipped: no dev benchmark judged on {config.corpus} under {config.benchmarks_dir}"
+        out["ndcg@10"] = (
+            f"skipped: no dev benchmark judged on {config.corpus} under {config.benchmarks_dir}"
+        )
     else:
         log(f"lexical nDCG@10 on {bench}")
         out["ndcg@10"] = lexical_quality(bench, engine, bm25s, config.depth, synthetic)
     return out
 
 
-def lexical_quality(bench_dir: Path, engine: Any, bm25s: peers.Bm25sPeer, depth: int,
-                    synthetic: bool) -> dict[str, Any]:
+def lexical_quality(
+    bench_dir: Path, engine: Any, bm25s: peers.Bm25sPeer, depth: int, synthetic: bool
+) -> dict[str, Any]:
     """Mean nDCG@10 of the two lexical rankers (query text, request filters applied as the mask)
     and, for context, of the engine's bm25 and (with a real dense index) hybrid systems (all cues,
     filters)."""
@@ -258,12 +298,17 @@ def lexical_quality(bench_dir: Path, engine: Any, bm25s: peers.Bm25sPeer, depth:
     except MamboMemeError as exc:
         return {"skipped": f"{bench_dir} cannot be scored yet: {exc}"}
     if not any(bench.qrels.values()):
-        return {"skipped": f"{bench.info.name}@{bench.info.version} has no judgements yet "
-                           f"(judgement_set {bench.info.judgement_set!r})"}
+        return {
+            "skipped": f"{bench.info.name}@{bench.info.version} has no judgements yet "
+            f"(judgement_set {bench.info.judgement_set!r})"
+        }
     ids = engine.items.ids
     systems = ("bm25",) if synthetic else ("bm25", "hybrid")
-    scores: dict[str, list[float]] = {"ours_fts5_route": [], "bm25s": [],
-                                      **{f"engine_{s}": [] for s in systems}}
+    scores: dict[str, list[float]] = {
+        "ours_fts5_route": [],
+        "bm25s": [],
+        **{f"engine_{s}": [] for s in systems},
+    }
     for query in bench.queries:
         qrels = bench.qrels.get(query.qid, {})
         filters = Filters(**query.filter_dict)
@@ -282,8 +327,9 @@ def lexical_quality(bench_dir: Path, engine: Any, bm25s: peers.Bm25sPeer, depth:
     return out
 
 
-def _dense(config: BenchConfig, dense: Any, vectors: np.ndarray, mask: np.ndarray,
-           synthetic: bool) -> dict[str, Any]:
+def _dense(
+    config: BenchConfig, dense: Any, vectors: np.ndarray, mask: np.ndarray, synthetic: bool
+) -> dict[str, Any]:
     rows = list(vectors)
     all_rows = np.ones(dense.matrix.shape[0], dtype=bool)
     st = peers.SemanticSearchPeer(dense.matrix)
@@ -291,29 +337,38 @@ def _dense(config: BenchConfig, dense: Any, vectors: np.ndarray, mask: np.ndarra
     return {
         "synthetic_matrix": synthetic,
         "shape": list(dense.matrix.shape),
-        "ours_exact_masked": percentiles(timed(lambda v: dense.search(v, mask, config.depth),
-                                               rows, config.warmup)),
-        "ours_exact_all_rows": percentiles(timed(lambda v: dense.search(v, all_rows, config.depth),
-                                                 rows, config.warmup)),
-        "st_semantic_search": percentiles(timed(lambda v: st.search(v, config.depth), rows,
-                                                config.warmup)),
-        "faiss_flat_ip": percentiles(timed(lambda v: faiss.search(v, config.depth), rows,
-                                           config.warmup)),
+        "ours_exact_masked": percentiles(
+            timed(lambda v: dense.search(v, mask, config.depth), rows, config.warmup)
+        ),
+        "ours_exact_all_rows": percentiles(
+            timed(lambda v: dense.search(v, all_rows, config.depth), rows, config.warmup)
+        ),
+        "st_semantic_search": percentiles(
+            timed(lambda v: st.search(v, config.depth), rows, config.warmup)
+        ),
+        "faiss_flat_ip": percentiles(
+            timed(lambda v: faiss.search(v, config.depth), rows, config.warmup)
+        ),
     }
 
 
-def _hybrid(config: BenchConfig, engine: Any, queries: list[str], synthetic: bool) -> dict[str, Any]:
+def _hybrid(
+    config: BenchConfig, engine: Any, queries: list[str], synthetic: bool
+) -> dict[str, Any]:
     laps: list[dict[str, float]] = []
 
     def one(query: str) -> None:
         laps.append(engine.search([query], limit=10, system="hybrid").timings_ms)
 
     samples = timed(one, queries, config.warmup)
-    laps = laps[-len(queries):]  # the warm-up calls' laps are not samples
+    laps = laps[-len(queries) :]  # the warm-up calls' laps are not samples
     phases = sorted({k for lap in laps for k in lap})
     breakdown = {k: percentiles([lap.get(k, 0.0) for lap in laps]) for k in phases}
-    return {"synthetic_dense": synthetic, "end_to_end": percentiles(samples),
-            "timings_ms": breakdown}
+    return {
+        "synthetic_dense": synthetic,
+        "end_to_end": percentiles(samples),
+        "timings_ms": breakdown,
+    }
 
 
 def targets(report: dict[str, Any]) -> dict[str, Any]:
@@ -321,16 +376,25 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     limit = HYBRID_P95_MS.get(report["corpus"])
     hybrid = report["hybrid"]["end_to_end"]["p95"]
-    out["hybrid_p95_ms"] = {"value": hybrid, "target": limit,
-                            "met": None if limit is None else hybrid <= limit}
+    out["hybrid_p95_ms"] = {
+        "value": hybrid,
+        "target": limit,
+        "met": None if limit is None else hybrid <= limit,
+    }
     ours, peer = report["lexical"]["ours_fts5_route"]["p95"], report["lexical"]["bm25s"]["p95"]
     out["lexical_p95_vs_bm25s"] = {"value": ours, "target": peer, "met": ours <= peer}
     dense, floor_ = report["dense"]["ours_exact_masked"]["p95"], report["dense"]["floor_ms"]
     ratio = dense / floor_ if floor_ else float("inf")
-    out["dense_p95_over_floor"] = {"value": round(ratio, 2), "target": DENSE_OVER_FLOOR,
-                                   "met": ratio <= DENSE_OVER_FLOOR}
+    out["dense_p95_over_floor"] = {
+        "value": round(ratio, 2),
+        "target": DENSE_OVER_FLOOR,
+        "met": ratio <= DENSE_OVER_FLOOR,
+    }
     if "cold_start" in report:
         first = report["cold_start"]["first_lexical_s"]["min"]
-        out["first_lexical_s"] = {"value": first, "target": FIRST_LEXICAL_S,
-                                  "met": first <= FIRST_LEXICAL_S}
+        out["first_lexical_s"] = {
+            "value": first,
+            "target": FIRST_LEXICAL_S,
+            "met": first <= FIRST_LEXICAL_S,
+        }
     return out

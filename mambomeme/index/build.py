@@ -13,7 +13,9 @@ from mambomeme.index.lexical import LEXICAL_INDEX_VERSION, build_lexical
 DENSE_DIR = "dense"
 
 
-def build_lexical_index(build_dir: Path, manifest: Path, weights: Mapping[str, float]) -> dict[str, Any]:
+def build_lexical_index(
+    build_dir: Path, manifest: Path, weights: Mapping[str, float]
+) -> dict[str, Any]:
     items = load_items(build_dir)
     path = build_dir / "lexical.sqlite"
     build_lexical(items, path, weights)
@@ -34,14 +36,21 @@ def build_dense_indexes(
     batch_size: int,
     device: str,
     ablations: Mapping[str, Sequence[str]],
+    without: Sequence[str] = (),
+    max_seq_length: int | None = None,
 ) -> list[dict[str, Any]]:
-    """The full dense index plus one per ablation (each leaves its fields out of the document)."""
+    """The full dense index plus one per ablation (each leaves its fields out of the document).
+
+    `without` leaves fields out of every document (memes-full drops the long per-template
+    knowledge text from its 378k meme documents to make CPU embedding affordable; the template
+    items keep it); `max_seq_length` caps the model's input length. Both go to the manifest."""
     from mambomeme.index.dense import DenseFiles, Encoder, build_dense
 
     items = load_items(build_dir)
-    encoder = Encoder(device)
+    encoder = Encoder(device, max_seq_length)
     corpus_sha = sha256_file(manifest)
-    variants = [("", frozenset[str]())] + [(n, frozenset(f)) for n, f in sorted(ablations.items())]
+    base = frozenset(without)
+    variants = [("", base)] + [(n, base | frozenset(f)) for n, f in sorted(ablations.items())]
     built = []
     for name, without in variants:
         files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)

@@ -67,13 +67,24 @@ def weights_sha256() -> str:
 class Encoder:
     """The sentence-transformers model, loaded once per process."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(
+        self, device: str = "cpu", max_seq_length: int | None = None, threads: int | None = None
+    ) -> None:
+        """`threads` sets torch's intra-op threads for this process: one thread encodes a short
+        query fastest on a small machine (measured: 13 ms vs 64 ms with two threads on a busy
+        2-core host); bulk builds leave it unset."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
         from sentence_transformers import SentenceTransformer
+
+        if threads:
+            torch.set_num_threads(int(threads))
 
         self.device = device
         self._model = SentenceTransformer(str(model_dir()), device=device)
+        if max_seq_length:
+            self._model.max_seq_length = int(max_seq_length)
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
         vectors = self._model.encode(
@@ -84,6 +95,10 @@ class Encoder:
             show_progress_bar=progress,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self._model.max_seq_length)
 
     @property
     def dimension(self) -> int:
@@ -136,6 +151,7 @@ def build_dense(
         "ids_sha256": sha256_file(files.ids),
         "documents_sha256": hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest(),
         "device": encoder.device,
+        "max_seq_length": encoder.max_seq_length,
         "batch_size": batch_size,
     }
     write_json_atomic(files.manifest, manifest)

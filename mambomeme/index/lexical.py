@@ -53,8 +53,10 @@ def build_lexical(items: Sequence[Item], path: Path, weights: Mapping[str, float
         placeholders = ", ".join("?" for _ in SEARCH_FIELDS)
         con.executemany(
             f"INSERT INTO items_fts(rowid, {_column_list()}) VALUES (?, {placeholders})",
-            ((row, *(normalise(item.field_text(f)) for f in SEARCH_FIELDS))
-             for row, item in enumerate(items)),
+            (
+                (row, *(normalise(item.field_text(f)) for f in SEARCH_FIELDS))
+                for row, item in enumerate(items)
+            ),
         )
         rank = "bm25(" + ", ".join(repr(float(weights[f])) for f in SEARCH_FIELDS) + ")"
         con.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('rank', ?)", (rank,))
@@ -93,7 +95,9 @@ class LexicalIndex:
         meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("version") != LEXICAL_INDEX_VERSION:
             raise IndexError_(f"{path}: index version {meta.get('version')!r} is not supported")
-        self.ids: list[str] = [r[0] for r in self._con.execute("SELECT item_id FROM ids ORDER BY row")]
+        self.ids: list[str] = [
+            r[0] for r in self._con.execute("SELECT item_id FROM ids ORDER BY row")
+        ]
         self.meta = meta
 
     def vocabulary(self) -> dict[str, int]:

@@ -24,9 +24,7 @@ class Bounds:
         return cls(**{k: int(v) for k, v in params.items()})
 
 
-def check_request(
-    bounds: Bounds, cues: Sequence[str], limit: int, filters: Filters | None
-) -> None:
+def check_request(bounds: Bounds, cues: Sequence[str], limit: int, filters: Filters | None) -> None:
     """Raise BoundError('<bound>') for the first bound the request breaks."""
     if isinstance(cues, str) or not isinstance(cues, Sequence):
         raise BoundError("cues", "expected a list of cue strings")
@@ -53,6 +51,8 @@ def check_request(
         if not isinstance(value, str):
             raise BoundError(f"filter.{name}", "must be a string")
         if len(value.encode("utf-8", "surrogatepass")) > bounds.max_filter_bytes:
-            raise BoundError("max_filter_bytes", f"filter {name} exceeds {bounds.max_filter_bytes} bytes")
+            raise BoundError(
+                "max_filter_bytes", f"filter {name} exceeds {bounds.max_filter_bytes} bytes"
+            )
     if filters.kind is not None and filters.kind not in KINDS:
         raise BoundError("filter.kind", f"must be one of {KINDS}, got {filters.kind!r}")

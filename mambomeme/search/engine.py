@@ -45,6 +45,8 @@ BASE_SYSTEMS: dict[str, tuple[str, ...]] = {
     "hybrid": ("lexical", "typo", "dense"),
 }
 
+ABLATABLE = ("bm25", "dense", "hybrid")
+
 
 @dataclass(frozen=True)
 class SystemSpec:
@@ -64,6 +66,7 @@ class EngineConfig:
     ablations: Mapping[str, tuple[str, ...]]
     bounds: Bounds
     device: str
+    query_threads: int
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -80,14 +83,17 @@ class EngineConfig:
             ablations={k: tuple(v) for k, v in search.get("ablations", {}).items()},
             bounds=Bounds.from_params(params["bounds"]),
             device=str(params.get("dense", {}).get("device", "cpu")),
+            query_threads=int(params.get("dense", {}).get("query_threads", 1)),
         )
 
     def override(self, values: Mapping[str, float]) -> EngineConfig:
         """A copy with dotted keys replaced: rrf_k, depth, group_cap, min_cosine,
         min_lexical_coverage, route_weights.<route> (the axes tuning searches)."""
         weights = dict(self.route_weights)
-        evidence = {"min_cosine": self.evidence.min_cosine,
-                    "min_lexical_coverage": self.evidence.min_lexical_coverage}
+        evidence = {
+            "min_cosine": self.evidence.min_cosine,
+            "min_lexical_coverage": self.evidence.min_lexical_coverage,
+        }
         top: dict[str, Any] = {}
         for key, value in values.items():
             if key.startswith("route_weights.") and key[14:] in ROUTES:
@@ -100,8 +106,9 @@ class EngineConfig:
                 top[key] = int(value)
             else:
                 raise MamboMemeError(f"unknown tuning key {key!r}")
-        return dataclasses.replace(self, route_weights=weights, evidence=EvidenceRule(**evidence),
-                                   **top)
+        return dataclasses.replace(
+            self, route_weights=weights, evidence=EvidenceRule(**evidence), **top
+        )
 
 
 class RouteList(NamedTuple):
@@ -143,16 +150,19 @@ class Engine:
 
     # -- systems ---------------------------------------------------------------------------
     def systems(self) -> tuple[str, ...]:
-        return (*BASE_SYSTEMS, *(f"hybrid-no-{name}" for name in self.config.ablations))
+        ablated = (f"{base}-no-{name}" for base in ABLATABLE for name in self.config.ablations)
+        return (*BASE_SYSTEMS, *ablated)
 
     def system(self, name: str) -> SystemSpec:
+        """A base system, or `<bm25|dense|hybrid>-no-<ablation>`: that system with the
+        ablation's fields left out of every route (lexical columns and dense documents)."""
         if name in BASE_SYSTEMS:
             return SystemSpec(name, BASE_SYSTEMS[name], frozenset(), "")
-        prefix = "hybrid-no-"
-        if name.startswith(prefix) and name[len(prefix):] in self.config.ablations:
-            ablation = name[len(prefix):]
+        base, _, ablation = name.partition("-no-")
+        if base in ABLATABLE and ablation in self.config.ablations:
             fields = frozenset(self.config.ablations[ablation])
-            return SystemSpec(name, BASE_SYSTEMS["hybrid"], fields, ablation)
+            variant = ablation if "dense" in BASE_SYSTEMS[base] else ""
+            return SystemSpec(name, BASE_SYSTEMS[base], fields, variant)
         raise MamboMemeError(f"unknown system {name!r}; known: {', '.join(self.systems())}")
 
     # -- dense loading (once per process, thread-safe) ----------------------------------------
@@ -164,7 +174,7 @@ class Engine:
 
         with self._lock:
             if self._encoder is None:
-                self._encoder = Encoder(self.config.device)
+                self._encoder = Encoder(self.config.device, threads=self.config.query_threads)
             if variant not in self._dense:
                 files = DenseFiles.in_dir(self.build_dir / "dense", variant)
                 self._dense[variant] = DenseIndex(files, self.items.ids)
@@ -189,7 +199,11 @@ class Engine:
         return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
 
     def retrieve(
-        self, cues: Sequence[str], filters: Filters | None, system: str, depth: int,
+        self,
+        cues: Sequence[str],
+        filters: Filters | None,
+        system: str,
+        depth: int,
         clock: _Clock | None = None,
     ) -> Candidates | None:
         """Phase 1: `depth` eligible candidates per (cue, route); None when no cue has a word.
@@ -212,7 +226,9 @@ class Engine:
         corrections: dict[int, dict[str, list[str]]] = {i: {} for i in active}
         if "lexical" in spec.routes:
             for i in active:
-                lists.append(RouteList(i, "lexical", self._lexical(cue_tokens[i], cols, mask, depth)))
+                lists.append(
+                    RouteList(i, "lexical", self._lexical(cue_tokens[i], cols, mask, depth))
+                )
         clock.lap("lexical")
         if "typo" in spec.routes:
             for i in active:
@@ -233,8 +249,9 @@ class Engine:
             clock.lap("dense")
         return Candidates(spec, tuple(lists), content, corrections, fields, mask)
 
-    def _lexical(self, tokens: list[str], cols: list[str] | None, mask: np.ndarray,
-                 depth: int) -> list[tuple[int, float]]:
+    def _lexical(
+        self, tokens: list[str], cols: list[str] | None, mask: np.ndarray, depth: int
+    ) -> list[tuple[int, float]]:
         """Every token (AND) first; if that finds fewer than `depth`, any token (OR) refills."""
         hits = self.lexical.search(fts_query.all_of(tokens, cols), mask, depth)
         if len(hits) < depth and len(tokens) > 1:
@@ -243,24 +260,33 @@ class Engine:
             hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
         return [(h.row, h.score) for h in hits]
 
-    def rank(self, candidates: Candidates, limit: int, config: EngineConfig,
-             clock: _Clock | None = None) -> list[Result]:
+    def rank(
+        self, candidates: Candidates, limit: int, config: EngineConfig, clock: _Clock | None = None
+    ) -> list[Result]:
         """Phase 2: weighted RRF under `config`, evidence, eligibility assertion, duplicate
         collapse, group cap, order by fused score then item id, truncate to `limit`."""
         clock = clock or _Clock()
         depth = max(config.depth, limit)
         lists = [RouteList(lst.cue, lst.route, lst.hits[:depth]) for lst in candidates.lists]
-        weighted = [RankedList(lst.cue, lst.route, config.route_weights[lst.route],
-                               [row for row, _ in lst.hits]) for lst in lists]
+        weighted = [
+            RankedList(
+                lst.cue, lst.route, config.route_weights[lst.route], [row for row, _ in lst.hits]
+            )
+            for lst in lists
+        ]
         fused = weighted_rrf([w for w in weighted if w.weight > 0], config.rrf_k)
         order = fused_order(fused, self.items.ids)
         clock.lap("fuse")
         hits_of: dict[int, list[RouteHit]] = {}
         for lst in lists:
             for position, (row, score) in enumerate(lst.hits):
-                hits_of.setdefault(row, []).append(RouteHit(lst.cue, lst.route, position + 1, score))
+                hits_of.setdefault(row, []).append(
+                    RouteHit(lst.cue, lst.route, position + 1, score)
+                )
         words = {t for toks in candidates.content.values() for t in toks}
-        words |= {c for fixes in candidates.corrections.values() for cs in fixes.values() for c in cs}
+        words |= {
+            c for fixes in candidates.corrections.values() for cs in fixes.values() for c in cs
+        }
         seen_dups: set[str] = set()
         per_group: dict[str, int] = {}
         results: list[Result] = []
@@ -278,18 +304,27 @@ class Engine:
                 continue
             seen_dups.add(dup)
             per_group[group] = per_group.get(group, 0) + 1
-            results.append(Result(
-                rank=len(results) + 1, item_id=item.id, title=item.title, template=item.template,
-                kind=item.kind, preview=item.preview, attribution=item.attribution,
-                license=item.license, fused_score=fused[row],
-                hits=tuple(sorted(hits_of[row], key=lambda h: (h.cue, h.route))),
-                matched_fields=matched_fields(item, candidates.fields, words),
-            ))
+            results.append(
+                Result(
+                    rank=len(results) + 1,
+                    item_id=item.id,
+                    title=item.title,
+                    template=item.template,
+                    kind=item.kind,
+                    preview=item.preview,
+                    attribution=item.attribution,
+                    license=item.license,
+                    fused_score=fused[row],
+                    hits=tuple(sorted(hits_of[row], key=lambda h: (h.cue, h.route))),
+                    matched_fields=matched_fields(item, candidates.fields, words),
+                )
+            )
         clock.lap("join")
         return results
 
-    def _has_evidence(self, row: int, hits: list[RouteHit], candidates: Candidates,
-                      rule: EvidenceRule) -> bool:
+    def _has_evidence(
+        self, row: int, hits: list[RouteHit], candidates: Candidates, rule: EvidenceRule
+    ) -> bool:
         if any(h.route == "dense" and h.score >= rule.min_cosine for h in hits):
             return True
         lexical_cues = {h.cue for h in hits if h.route in ("lexical", "typo")}

@@ -35,7 +35,9 @@ class ItemTable(Mapping[str, Item]):
         )
         self.kind = frame["kind"].to_numpy(str)
         self.language = frame["language"].str.lower().to_numpy(str)
-        self.template_key = np.array([normalise(t).casefold() for t in frame["template"]], dtype=object)
+        self.template_key = np.array(
+            [normalise(t).casefold() for t in frame["template"]], dtype=object
+        )
         self.template_group: list[str] = frame["template_group"].tolist()
         self.dup_key: list[str] = frame["dup_key"].tolist()
         self._cache: dict[int, Item] = {}

@@ -13,7 +13,9 @@ from mambomeme.search.results import MatchedField
 SNIPPET_CHARS = 80
 
 
-def matched_fields(item: Item, fields: Sequence[str], tokens: Iterable[str]) -> tuple[MatchedField, ...]:
+def matched_fields(
+    item: Item, fields: Sequence[str], tokens: Iterable[str]
+) -> tuple[MatchedField, ...]:
     wanted = {fold(t) for t in tokens}
     if not wanted:
         return ()

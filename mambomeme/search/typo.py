@@ -1,9 +1,9 @@
 """Typo tolerance: correct query tokens against the corpus vocabulary.
 
 For every content token of three or more letters we look for vocabulary tokens within a small
-Levenshtein distance (1 edit up to 4 letters, 2 edits from 5) that are at least ten times as frequent
-in the corpus as the token itself (absent tokens have frequency 0), so a rare spelling is
-corrected while an ordinary word is left alone. Candidates that sound the
+Levenshtein distance (1 edit up to 4 letters, 2 edits from 5) that are at least ten times as
+frequent in the corpus as the token itself (absent tokens have frequency 0), so a rare spelling
+is corrected while an ordinary word is left alone. Candidates that sound the
 same (equal `phonetic_key`) come first, then fewer edits, then higher frequency; stop words and
 tokens under three letters are never offered as corrections. "jon sena" -> john, cena;
 "grumpy catt" -> cat, "disater girl" -> disaster. The corrected tokens feed a separate lexical
@@ -29,8 +29,17 @@ def max_edits(token: str) -> int:
     return 1 if len(token) <= 4 else 2
 
 
-_SOUNDS = ((r"ph", "f"), (r"ck", "k"), (r"c(?=[eiy])", "s"), (r"c", "k"), (r"q", "k"),
-           (r"z", "s"), (r"x", "ks"), (r"(?<=.)h", ""), (r"w(?=[^aeiou]|$)", ""))
+_SOUNDS = (
+    (r"ph", "f"),
+    (r"ck", "k"),
+    (r"c(?=[eiy])", "s"),
+    (r"c", "k"),
+    (r"q", "k"),
+    (r"z", "s"),
+    (r"x", "ks"),
+    (r"(?<=.)h", ""),
+    (r"w(?=[^aeiou]|$)", ""),
+)
 
 
 def phonetic_key(token: str) -> str:
@@ -44,8 +53,11 @@ def phonetic_key(token: str) -> str:
 
 class TypoCorrector:
     def __init__(self, vocabulary: Mapping[str, int], max_candidates: int = 3) -> None:
-        self._df = {t: df for t, df in vocabulary.items()
-                    if len(t) >= 3 and t.isalpha() and t not in STOPWORDS}
+        self._df = {
+            t: df
+            for t, df in vocabulary.items()
+            if len(t) >= 3 and t.isalpha() and t not in STOPWORDS
+        }
         self._choices = sorted(self._df)
         self._max_candidates = max_candidates
 
@@ -65,8 +77,11 @@ class TypoCorrector:
             )
             sound = phonetic_key(token)
             floor = max(1, RATIO * own)
-            better = [(phonetic_key(cand) != sound, dist, -self._df[cand], cand)
-                      for cand, dist, _ in matches if cand != token and self._df[cand] >= floor]
+            better = [
+                (phonetic_key(cand) != sound, dist, -self._df[cand], cand)
+                for cand, dist, _ in matches
+                if cand != token and self._df[cand] >= floor
+            ]
             if better:
                 found[token] = [cand for *_, cand in sorted(better)[: self._max_candidates]]
         return found
