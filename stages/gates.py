@@ -45,7 +45,7 @@ def main() -> None:
     latency = reports / f"latency-tui-{corpus}.json"
     p95 = None
     if latency.exists():
-        p95 = json.loads(latency.read_text(encoding="utf-8")).get("p95_ms")
+        p95 = json.loads(latency.read_text(encoding="utf-8"))["inside"]["p95_ms"]
     gates["submit_to_render_p95_ms"] = p95
     gates["critical_items"] = []
     gates["critical_violations"] = []

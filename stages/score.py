@@ -18,7 +18,7 @@ def main() -> None:
     bench_dir = Path(evaluation["benchmark"])
     corpus = str(params["base"]["corpus"])
     runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation_systems(params)]
-    gates = evaluation.get("gates_input")
+    gates = evaluation.get("gates_input") or Path(params["base"]["reports"]) / "gates-input.json"
     seed, resamples = bootstrap_settings(params, None, None)
     card = score_runs(
         bench_dir,

@@ -20,6 +20,7 @@ and every dense figure is marked synthetic: its timings are real, its neighbours
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -190,6 +191,7 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
                 "depth": config.depth,
                 "percentile_method": "nearest rank",
                 "torch_threads": config.torch_threads or "default",
+                "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
             },
         }
         log("measuring memory bandwidth")
