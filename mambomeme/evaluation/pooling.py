@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ _CONFIG_KEYS = {
     "annotators",
     "gold",
     "hard_negatives",
+    "earlier_rounds",
     "exact_targets",
     "families",
     "partition",
@@ -52,6 +53,7 @@ class PoolConfig:
     exact_targets: str  # exact-target groups file (relative to the config), "" = none
     families: str  # families.csv path (relative to the working dir), "" = pool every item
     partition: str  # with `families`: only items of this partition's families are pooled
+    earlier: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # earlier rounds' pairs
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,28 @@ def load_pool_config(path: Path) -> PoolConfig:
         exact,
         families,
         partition,
+        _earlier_rounds(path, raw.get("earlier_rounds", [])),
     )
+
+
+def _earlier_rounds(path: Path, files: Any) -> dict[str, tuple[str, ...]]:
+    """`earlier_rounds`: TSV files of "qid<TAB>item_id" pairs pooled in an earlier round. They
+    stay in the pool, so a new round adds candidates and never drops judged ones."""
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise BenchmarkError(f"{path}: 'earlier_rounds' must be a list of TSV file names")
+    pairs: dict[str, list[str]] = {}
+    for name in files:
+        tsv = path.parent / name
+        try:
+            lines = tsv.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise BenchmarkError(f"{tsv}: cannot read earlier round: {exc.strerror}") from None
+        for number, line in enumerate(lines, 1):
+            parts = line.split("\t")
+            if len(parts) != 2 or not all(parts):
+                raise BenchmarkError(f"{tsv}:{number}: expected 'qid<TAB>item_id'")
+            pairs.setdefault(parts[0], []).append(parts[1])
+    return {qid: tuple(ids) for qid, ids in pairs.items()}
 
 
 def item_family(template_group: str) -> str:
@@ -215,7 +238,11 @@ def build_pool(
     Exact-target items count as gold. Manual ids must exist in the corpus and be allowed.
     """
     qids = {q.qid for q in queries}
-    extra = {"gold": dict(config.gold), "hard_negative": dict(config.hard_negatives)}
+    extra = {
+        "gold": dict(config.gold),
+        "hard_negative": dict(config.hard_negatives),
+        "earlier_round": dict(config.earlier),
+    }
     for qid, groups in (exact or {}).items():
         extra["gold"][qid] = (*extra["gold"].get(qid, ()), *(i for g in groups for i in g))
     for kind, lists in extra.items():

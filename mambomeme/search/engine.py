@@ -78,6 +78,7 @@ class EngineConfig:
             evidence=EvidenceRule(
                 min_cosine=float(search["min_cosine"]),
                 min_lexical_coverage=float(search["min_lexical_coverage"]),
+                min_typo_coverage=float(search["min_typo_coverage"]),
             ),
             group_cap=int(search["group_cap"]),
             ablations={k: tuple(v) for k, v in search.get("ablations", {}).items()},
@@ -93,6 +94,7 @@ class EngineConfig:
         evidence = {
             "min_cosine": self.evidence.min_cosine,
             "min_lexical_coverage": self.evidence.min_lexical_coverage,
+            "min_typo_coverage": self.evidence.min_typo_coverage,
         }
         top: dict[str, Any] = {}
         for key, value in values.items():
@@ -143,6 +145,7 @@ class Engine:
         self._dense: dict[str, Any] = {}
         self._encoder: Any = None
         self._lock = threading.Lock()
+        self._token_cache: dict[tuple[int, tuple[str, ...]], set[str]] = {}
 
     @classmethod
     def open(cls, build_dir: Path, params: Mapping[str, Any]) -> Engine:
@@ -226,9 +229,8 @@ class Engine:
         corrections: dict[int, dict[str, list[str]]] = {i: {} for i in active}
         if "lexical" in spec.routes:
             for i in active:
-                lists.append(
-                    RouteList(i, "lexical", self._lexical(cue_tokens[i], cols, mask, depth))
-                )
+                hits = self._lexical(cue_tokens[i], content[i], cols, mask, depth)
+                lists.append(RouteList(i, "lexical", hits))
         clock.lap("lexical")
         if "typo" in spec.routes:
             for i in active:
@@ -250,13 +252,19 @@ class Engine:
         return Candidates(spec, tuple(lists), content, corrections, fields, mask)
 
     def _lexical(
-        self, tokens: list[str], cols: list[str] | None, mask: np.ndarray, depth: int
+        self,
+        tokens: list[str],
+        content: list[str],
+        cols: list[str] | None,
+        mask: np.ndarray,
+        depth: int,
     ) -> list[tuple[int, float]]:
-        """Every token (AND) first; if that finds fewer than `depth`, any token (OR) refills."""
+        """Every token (AND) first; if that finds fewer than `depth`, any content word (OR)
+        refills below them (stop words alone would match nearly every item)."""
         hits = self.lexical.search(fts_query.all_of(tokens, cols), mask, depth)
         if len(hits) < depth and len(tokens) > 1:
             seen = {h.row for h in hits}
-            extra = self.lexical.search(fts_query.any_of(tokens, cols), mask, depth)
+            extra = self.lexical.search(fts_query.any_of(content, cols), mask, depth)
             hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
         return [(h.row, h.score) for h in hits]
 
@@ -322,20 +330,33 @@ class Engine:
         clock.lap("join")
         return results
 
+    def _tokens(self, row: int, fields: tuple[str, ...]) -> set[str]:
+        """The folded tokens of a row's searchable fields, cached per (row, fields)."""
+        key = (row, fields)
+        found = self._token_cache.get(key)
+        if found is None:
+            found = item_tokens(self.items.item(row), fields)
+            self._token_cache[key] = found
+        return found
+
     def _has_evidence(
         self, row: int, hits: list[RouteHit], candidates: Candidates, rule: EvidenceRule
     ) -> bool:
         if any(h.route == "dense" and h.score >= rule.min_cosine for h in hits):
             return True
-        lexical_cues = {h.cue for h in hits if h.route in ("lexical", "typo")}
-        if not lexical_cues:
+        routes = {(h.cue, h.route) for h in hits if h.route in ("lexical", "typo")}
+        if not routes:
             return False
-        present = item_tokens(self.items.item(row), candidates.fields)
-        typo_cues = {h.cue for h in hits if h.route == "typo"}
-        for cue in lexical_cues:
-            fixes = candidates.corrections[cue] if cue in typo_cues else {}
-            if coverage(candidates.content[cue], fixes, present) >= rule.min_lexical_coverage:
-                return True
+        present = self._tokens(row, candidates.fields)
+        for cue, route in sorted(routes):
+            if route == "lexical":
+                share = coverage(candidates.content[cue], {}, present)
+                if share >= rule.min_lexical_coverage:
+                    return True
+            else:
+                share = coverage(candidates.content[cue], candidates.corrections[cue], present)
+                if share >= rule.min_typo_coverage:
+                    return True
         return False
 
     def close(self) -> None:

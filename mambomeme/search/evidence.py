@@ -1,9 +1,10 @@
 """Minimum evidence: which candidates are good enough to show at all.
 
 A candidate has evidence when, for some cue,
-  - a lexical route (exact words or typo corrections) matched at least `min_lexical_coverage`
-    of that cue's content tokens in the item's searchable fields (a token counts as matched
-    when the item contains it or one of its corrections), or
+  - the lexical route matched at least `min_lexical_coverage` of that cue's content tokens in
+    the item's searchable fields, or
+  - the typo route matched at least `min_typo_coverage` of them, a token counting as matched
+    when the item contains it or one of its corrections (stricter: corrections are guesses), or
   - the dense route scored it at cosine >= `min_cosine`.
 Candidates without evidence are dropped; when none has any, the list is honestly empty.
 Raw BM25 and cosine values are evidence, not probabilities: both thresholds are tuned on dev.
@@ -23,6 +24,7 @@ from mambomeme.index.fts_query import tokenize_all
 class EvidenceRule:
     min_cosine: float
     min_lexical_coverage: float
+    min_typo_coverage: float
 
 
 def fold(token: str) -> str:
