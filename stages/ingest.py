@@ -17,7 +17,9 @@ def main() -> None:
     params = load_params()
     check_corpus_path(params)
     corpus, config = corpus_config(params)
-    strict = bool(params["ingest"]["strict"]) or os.environ.get("CI") == "true"
+    # strict by default and always in CI; a corpus may opt out (memes-full has one named
+    # reject, listed in its manifest)
+    strict = bool(config.get("strict", params["ingest"]["strict"])) or os.environ.get("CI") == "true"
     result = ingest(
         corpus,
         config,

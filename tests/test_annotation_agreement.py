@@ -69,3 +69,10 @@ def test_exact_agreement_and_slices() -> None:
     assert finals[("q1", "x")].grade == 2 and finals[("q1", "x")].mean == 2.5
     assert finals[("q1", "y")].grade == 1 and finals[("q1", "y")].adjudicated
     assert finals[("q2", "z")].safety == "unsafe"
+
+
+def test_within_one_counts_grades_at_most_one_apart() -> None:
+    from mambomeme.evaluation.agreement import within_one
+
+    assert within_one([0, 1, 3, 2], [0, 2, 1, 2]) == 3 / 4
+    assert within_one([], []) is None

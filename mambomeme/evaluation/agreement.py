@@ -57,15 +57,18 @@ def exact_agreement(a: Sequence[int], b: Sequence[int]) -> float | None:
     return sum(x == y for x, y in zip(a, b, strict=True)) / len(a) if a else None
 
 
+def within_one(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Share of pairs whose two grades differ by at most one."""
+    return sum(abs(x - y) <= 1 for x, y in zip(a, b, strict=True)) / len(a) if a else None
+
+
 def _block(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
     return {
         "pairs": len(a),
         "kappa_quadratic": quadratic_kappa(a, b),
         "alpha_ordinal": ordinal_alpha(a, b),
         "exact": exact_agreement(a, b),
-        "within_one": exact_agreement(
-            [min(abs(x - y), 1) for x, y in zip(a, b, strict=True)], [0] * len(a)
-        ),
+        "within_one": within_one(a, b),
     }
 
 
