@@ -39,6 +39,9 @@ def run_search(args: argparse.Namespace) -> int:
     params = load_params(args.params)
     engine = Engine.open(args.build or build_dir(params), params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
+    spec = engine.system(args.system)
+    if "dense" in spec.routes:  # load the model first so the printed time is the search's own
+        engine.load_dense(spec.dense_variant)
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, args.system)
     print(
         json.dumps(response_json(response), indent=2, ensure_ascii=False)

@@ -127,14 +127,11 @@ def corpus_benchmark(benchmarks_dir: Path, corpus: str) -> Path | None:
 def lexical_route(
     index: LexicalIndex, tokens: list[str], mask: np.ndarray, depth: int
 ) -> list[int]:
-    """The engine's lexical route (Engine._lexical_rows, all fields): every token (AND), and
-    when that finds fewer than `depth` eligible rows, any token (OR) refills."""
-    hits = index.search(fts_query.all_of(tokens), mask, depth)
-    if len(hits) < depth and len(tokens) > 1:
-        seen = {h.row for h in hits}
-        extra = index.search(fts_query.any_of(tokens), mask, depth)
-        hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
-    return [h.row for h in hits]
+    """The engine's own lexical route (search.engine.lexical_candidates, all fields)."""
+    from mambomeme.search.engine import lexical_candidates
+
+    content = fts_query.content_tokens(tokens)
+    return [row for row, _ in lexical_candidates(index, tokens, content, None, mask, depth)]
 
 
 def synthetic_build(build_dir: Path, scratch: Path, seed: int) -> Path:

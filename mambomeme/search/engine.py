@@ -113,6 +113,25 @@ class EngineConfig:
         )
 
 
+def lexical_candidates(
+    index: LexicalIndex,
+    tokens: list[str],
+    content: list[str],
+    cols: list[str] | None,
+    mask: np.ndarray,
+    depth: int,
+) -> list[tuple[int, float]]:
+    """The lexical route for one cue: every token (AND) first; if that finds fewer than
+    `depth`, any content word (OR) refills below them (stop words alone would match nearly
+    every item)."""
+    hits = index.search(fts_query.all_of(tokens, cols), mask, depth)
+    if len(hits) < depth and len(tokens) > 1:
+        seen = {h.row for h in hits}
+        extra = index.search(fts_query.any_of(content, cols), mask, depth)
+        hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
+    return [(h.row, h.score) for h in hits]
+
+
 class RouteList(NamedTuple):
     """One route's candidates for one cue: (row, raw score), best first."""
 
@@ -229,7 +248,9 @@ class Engine:
         corrections: dict[int, dict[str, list[str]]] = {i: {} for i in active}
         if "lexical" in spec.routes:
             for i in active:
-                hits = self._lexical(cue_tokens[i], content[i], cols, mask, depth)
+                hits = lexical_candidates(
+                    self.lexical, cue_tokens[i], content[i], cols, mask, depth
+                )
                 lists.append(RouteList(i, "lexical", hits))
         clock.lap("lexical")
         if "typo" in spec.routes:
@@ -250,23 +271,6 @@ class Engine:
                 lists.append(RouteList(cue, "dense", index.search(vector, mask, depth)))
             clock.lap("dense")
         return Candidates(spec, tuple(lists), content, corrections, fields, mask)
-
-    def _lexical(
-        self,
-        tokens: list[str],
-        content: list[str],
-        cols: list[str] | None,
-        mask: np.ndarray,
-        depth: int,
-    ) -> list[tuple[int, float]]:
-        """Every token (AND) first; if that finds fewer than `depth`, any content word (OR)
-        refills below them (stop words alone would match nearly every item)."""
-        hits = self.lexical.search(fts_query.all_of(tokens, cols), mask, depth)
-        if len(hits) < depth and len(tokens) > 1:
-            seen = {h.row for h in hits}
-            extra = self.lexical.search(fts_query.any_of(content, cols), mask, depth)
-            hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
-        return [(h.row, h.score) for h in hits]
 
     def rank(
         self, candidates: Candidates, limit: int, config: EngineConfig, clock: _Clock | None = None
