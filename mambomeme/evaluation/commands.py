@@ -11,6 +11,7 @@ scored with the same commands and no code change. The engine is imported inside 
 from __future__ import annotations
 
 import argparse
+import json
 import hashlib
 import subprocess
 import sys
@@ -187,8 +188,23 @@ def score_runs(
     benchmark = load_benchmark(benchmark_dir)
     runs = {str(path): read_run(path, benchmark) for path in run_files}
     card = build_scorecard(benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples)
+    card["agreement"] = judgement_agreement(
+        benchmark_dir, benchmark.info.name, benchmark.info.judgement_set
+    )
     write_scorecard(card, out_dir)
     return card
+
+
+def judgement_agreement(
+    benchmark_dir: Path, name: str, judgement_set: str
+) -> dict[str, Any] | None:
+    """Inter-annotator agreement of the benchmark's frozen judgement set, where one exists
+    (judgement-sets/<benchmark>/<set>/agreement.json, written by `mambomeme adjudicate`)."""
+    path = Path("judgement-sets") / name / judgement_set / "agreement.json"
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return {"judgement_set": judgement_set, "file": str(path), **data}
 
 
 def score_command(args: argparse.Namespace) -> int:

@@ -30,6 +30,39 @@ def _ci(interval: Mapping[str, Any], digits: int = 4) -> str:
     return f"[{_f(interval['low'], digits)}, {_f(interval['high'], digits)}]"
 
 
+def _agreement_lines(agreement: Mapping[str, Any] | None) -> list[str]:
+    """Inter-annotator agreement of the frozen judgement set, overall and per slice."""
+    if not agreement:
+        return [
+            "",
+            "## Judgement agreement",
+            "",
+            "No adjudicated judgement set (single-pass provisional judgements).",
+        ]
+    lines = [
+        "",
+        f"## Judgement agreement (`{agreement['judgement_set']}`)",
+        "",
+        "| slice | pairs | quadratic kappa | ordinal alpha | exact | within one |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    blocks = [("overall", agreement["overall"]), *sorted(agreement.get("slices", {}).items())]
+    for name, block in blocks:
+        lines.append(
+            f"| {name} | {block['pairs']} | {_f(block['kappa_quadratic'])} | "
+            f"{_f(block['alpha_ordinal'])} | {_f(block['exact'])} | {_f(block['within_one'])} |"
+        )
+    safety = agreement.get("safety", {})
+    if safety:
+        lines.append("")
+        lines.append(
+            f"Safety labels: exact agreement {_f(safety.get('exact'))} over "
+            f"{safety.get('items')} items; {agreement.get('queue', 0)} pairs went to a "
+            "third annotator."
+        )
+    return lines
+
+
 def render_markdown(card: Mapping[str, Any]) -> str:
     v = card["versions"]
     label = " (PROVISIONAL)" if v["provisional"] else ""
@@ -63,6 +96,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         lines.append(f"| {key} | `{_f(v.get(key))}` |")
     b = card["bootstrap"]
     lines.append(f"| bootstrap | seed {b['seed']}, {b['resamples']} resamples of {b['unit']} |")
+    lines += _agreement_lines(card.get("agreement"))
     lines += [
         "",
         "## Systems (MMTS-Search-v1)",
