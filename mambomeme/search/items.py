@@ -41,6 +41,7 @@ class ItemTable(Mapping[str, Item]):
         self.template_group: list[str] = frame["template_group"].tolist()
         self.dup_key: list[str] = frame["dup_key"].tolist()
         self._cache: dict[int, Item] = {}
+        self._columns: dict[str, np.ndarray] = {}
 
     def mask(self, filters: Filters | None) -> np.ndarray:
         """Static eligibility AND the request filters; built before any route ranks."""
@@ -58,11 +59,18 @@ class ItemTable(Mapping[str, Item]):
             mask &= self.template_key == normalise(filters.template).casefold()
         return mask
 
+    def _column(self, name: str) -> np.ndarray:
+        """A column as a NumPy object array (element access is ~100x faster than iloc)."""
+        column = self._columns.get(name)
+        if column is None:
+            column = self._frame[name].to_numpy(dtype=object)
+            self._columns[name] = column
+        return column
+
     def item(self, row: int) -> Item:
         cached = self._cache.get(row)
         if cached is None:
-            record = self._frame.iloc[row]
-            values = {name: record[name] for name in ALL_FIELDS}
+            values = {name: self._column(name)[row] for name in ALL_FIELDS}
             for name in LIST_FIELDS:
                 values[name] = tuple(str(v) for v in values[name])
             values["published"] = bool(values["published"])
