@@ -6,7 +6,7 @@ CORPUS  ?= fixture
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup demo test check repro bench clean
+.PHONY: help setup demo test check repro pool adjudicate clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -37,6 +37,16 @@ check: setup  ## lint and type-check
 repro: setup  ## dvc repro on another corpus (outputs kept apart): make repro CORPUS=memes-10k
 	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
 	$(BIN)/dvc repro
+
+BENCH ?= dev-v1
+SET   ?= $(BENCH)-j1
+pool: setup  ## pool candidates for annotators: make pool BENCH=dev-v1 CORPUS=memes-10k
+	$(BIN)/python stages/pool.py benchmarks/$(BENCH) pools/$(BENCH) --build build/$(CORPUS)
+
+adjudicate: setup  ## agreement, queue for a third annotator, freeze judgement set $(SET)
+	$(BIN)/mambomeme adjudicate --benchmark benchmarks/$(BENCH) --pool pools/$(BENCH) \
+	  --judgements judgements/$(BENCH) --sets-dir judgement-sets/$(BENCH) --set $(SET) \
+	  --queue-out pools/$(BENCH)-queue --build build/$(CORPUS)
 
 clean:  ## remove build outputs (not the venv)
 	rm -rf build runs

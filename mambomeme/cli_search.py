@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import build_dir, load_params
+from mambomeme.config import load_params
+from mambomeme.serving import serving_dir
 from mambomeme.search.results import Filters, SearchResponse
 
 
@@ -37,17 +38,17 @@ def run_search(args: argparse.Namespace) -> int:
     from mambomeme.search.engine import Engine
 
     params = load_params(args.params)
-    engine = Engine.open(args.build or build_dir(params), params)
+    served, label = serving_dir(params, args.build)
+    engine = Engine.open(served, params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
     spec = engine.system(args.system)
     if "dense" in spec.routes:  # load the model first so the printed time is the search's own
         engine.load_dense(spec.dense_variant)
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, args.system)
-    print(
-        json.dumps(response_json(response), indent=2, ensure_ascii=False)
-        if args.json
-        else format_table(response)
-    )
+    if args.json:
+        print(json.dumps({"release": label, **response_json(response)}, indent=2, ensure_ascii=False))
+    else:
+        print(format_table(response) + f"\nserved from {label}")
     return 0
 
 

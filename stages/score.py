@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
 from mambomeme.config import evaluation_systems, load_params  # noqa: E402
+from mambomeme.evaluation.repro import write_repro  # noqa: E402
 from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
 
 
@@ -27,6 +28,19 @@ def main() -> None:
         Path(gates) if gates else None,
         seed,
         resamples,
+    )
+    reports = Path(params["base"]["reports"])
+    selection = reports / "selection.json"
+    shared = Path("..") / "shared" / "benchmark"
+    write_repro(
+        params,
+        reports,
+        build_dir=Path("build") / corpus,
+        corpus_manifest=Path("manifests") / f"corpus-{corpus}.json",
+        benchmarks=[bench_dir],
+        selection=selection if selection.exists() else None,
+        template_groups=shared / "template-equivalences.csv",
+        safety_policy=shared / "SAFETY-POLICY.md",
     )
     for row in card["systems"]:
         print(f"score {row['system']}: MMTS {row['mmts']:.2f} {row['status']}")

@@ -134,21 +134,3 @@ def format_report(report: dict[str, Any]) -> str:
         verdict = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")
         lines.append(f"  {name:<24} {t['value']} vs {t['target']}: {verdict}")
     return "\n".join(lines)
-
-
-def main() -> int:
-    """`python -m mambomeme.bench.commands bench-engine ...` until the main CLI registers us."""
-    from mambomeme.errors import MamboMemeError
-
-    parser = argparse.ArgumentParser(prog="mambomeme")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args()
-    try:
-        return int(args.handler(args))
-    except MamboMemeError as exc:
-        print(f"mambomeme: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -139,12 +139,26 @@ def build_repro(
             "rrf_k": served.get("rrf_k"),
             "min_evidence": served.get("min_cosine"),
             "full": served,
+            "tuning_curve": list(frozen.get("curve", [])) if frozen else [],
         },
         "interfaces": interfaces,
         "hardware": _hardware(),
         "runtime": _runtime(),
         "seeds": _seeds(params),
     }
+
+
+def _curve_lines(curve: Sequence[Mapping[str, Any]], top: int = 15) -> list[str]:
+    """The tuning curve: how many points were tried and the best ones (all are in the JSON)."""
+    if not curve:
+        return []
+    best = sorted(curve, key=lambda p: -float(p["objective"]))[:top]
+    lines = ["", f"### Tuning curve ({len(curve)} points on dev; top {len(best)})", "",
+             "| objective | phase | configuration |", "| --- | --- | --- |"]
+    for point in best:
+        config = ", ".join(f"{k}={v}" for k, v in sorted(point["config"].items()))
+        lines.append(f"| {float(point['objective']):.4f} | {point.get('phase', '')} | {config} |")
+    return lines
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -195,6 +209,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"- depth: {search['depth']}, RRF k: {search['rrf_k']}, "
         f"minimum evidence: {search['min_evidence']}",
         f"- lexical weights: {search['lexical_weights']}",
+        *_curve_lines(search.get("tuning_curve", [])),
         "",
         "## Versions",
         "",

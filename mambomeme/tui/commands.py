@@ -107,9 +107,9 @@ def resolve_build(args: argparse.Namespace, params: dict[str, Any] | None) -> Pa
         return Path(args.build)
     if params is None:
         raise TuiError("--build: no build directory given and no params file to find one")
-    from mambomeme.config import build_dir
+    from mambomeme.serving import serving_dir
 
-    return build_dir(params)
+    return serving_dir(params, None)[0]  # the current release when one is published
 
 
 def versions(build: Path, params: dict[str, Any] | None, system: str) -> feedback.Versions:
