@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.config import load_params
-from mambomeme.serving import serving_dir
 from mambomeme.search.results import Filters, SearchResponse
+from mambomeme.serving import serving_dir
 
 
 def register(sub: Any) -> None:
@@ -46,7 +46,9 @@ def run_search(args: argparse.Namespace) -> int:
         engine.load_dense(spec.dense_variant)
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, args.system)
     if args.json:
-        print(json.dumps({"release": label, **response_json(response)}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps({"release": label, **response_json(response)}, indent=2, ensure_ascii=False)
+        )
     else:
         print(format_table(response) + f"\nserved from {label}")
     return 0

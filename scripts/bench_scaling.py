@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from mambomeme.bench import engine_bench, floor, peers  # noqa: E402
 from mambomeme.config import load_params  # noqa: E402
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic  # noqa: E402
-from mambomeme.index.dense import DenseFiles, DenseIndex  # noqa: E402
+from mambomeme.index.dense import DenseFiles  # noqa: E402
+from mambomeme.index.dense_index import DenseIndex  # noqa: E402
 
 
 def dense_curve(

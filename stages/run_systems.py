@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import evaluation_systems, build_dir, load_params  # noqa: E402
+from mambomeme.config import build_dir, evaluation_systems, load_params  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
 

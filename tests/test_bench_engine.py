@@ -12,7 +12,8 @@ import pytest
 
 from mambomeme.bench import engine_bench, floor, peers
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
-from mambomeme.index.dense import DenseFiles, DenseIndex
+from mambomeme.index.dense import DenseFiles
+from mambomeme.index.dense_index import DenseIndex
 
 
 def _dense_index(tmp_path: Path, matrix: np.ndarray) -> DenseIndex:

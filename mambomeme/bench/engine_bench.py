@@ -164,7 +164,8 @@ def synthetic_build(build_dir: Path, scratch: Path, seed: int) -> Path:
 
 def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
     """Every measurement of the issue for one corpus; returns the report (also for the JSON)."""
-    from mambomeme.index.dense import DenseFiles, DenseIndex, Encoder
+    from mambomeme.index.dense import DenseFiles, Encoder
+    from mambomeme.index.dense_index import DenseIndex
     from mambomeme.search.engine import Engine
 
     if not (config.build_dir / "lexical.sqlite").exists():

@@ -11,8 +11,8 @@ scored with the same commands and no code change. The engine is imported inside 
 from __future__ import annotations
 
 import argparse
-import json
 import hashlib
+import json
 import subprocess
 import sys
 from collections.abc import Mapping

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.corpus.schema import Item
@@ -87,7 +85,9 @@ class Encoder:
         if max_seq_length:
             self._model.max_seq_length = int(max_seq_length)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+    ) -> np.ndarray:
         vectors = self._model.encode(
             list(texts),
             batch_size=batch_size,
@@ -115,7 +115,9 @@ class DenseFiles:
     @classmethod
     def in_dir(cls, build_dir: Path, variant: str = "") -> DenseFiles:
         stem = "dense" if not variant else f"dense-no-{variant}"
-        return cls(build_dir / f"{stem}.npy", build_dir / f"{stem}.ids.json", build_dir / f"{stem}.json")
+        return cls(
+            build_dir / f"{stem}.npy", build_dir / f"{stem}.ids.json", build_dir / f"{stem}.json"
+        )
 
 
 def build_dense(
@@ -157,45 +159,3 @@ def build_dense(
     }
     write_json_atomic(files.manifest, manifest)
     return manifest
-
-
-class DenseIndex:
-    """A verified, loaded embedding matrix; search is exact cosine over eligible rows."""
-
-    def __init__(
-        self, files: DenseFiles, expected_ids: Sequence[str], blas_threads: int = 1
-    ) -> None:
-        for path in (files.matrix, files.ids, files.manifest):
-            if not path.exists():
-                raise IndexError_(f"dense index file missing: {path}")
-        self.manifest: dict[str, Any] = json.loads(files.manifest.read_text(encoding="utf-8"))
-        if sha256_file(files.matrix) != self.manifest["matrix_sha256"]:
-            raise IndexError_(f"{files.matrix}: checksum does not match {files.manifest}")
-        matrix = np.load(files.matrix, allow_pickle=False)
-        ids = json.loads(files.ids.read_text(encoding="utf-8"))
-        if list(ids) != list(expected_ids):
-            raise IndexError_(f"{files.ids}: ids differ from the corpus (rebuild index_dense)")
-        if matrix.dtype != np.float32 or matrix.ndim != 2 or matrix.shape[0] != len(ids):
-            raise IndexError_(f"{files.matrix}: unexpected shape {matrix.shape} / {matrix.dtype}")
-        self.matrix: np.ndarray = matrix
-        self.blas_threads = blas_threads
-
-    def search(self, query: np.ndarray, mask: np.ndarray, depth: int) -> list[tuple[int, float]]:
-        """Top `depth` eligible rows by cosine, ties broken by row (= item id order).
-
-        The product runs on one BLAS thread: on a busy 2-core machine a second thread costs a
-        scheduler tick (measured 8 ms vs 0.7 ms on memes-10k) and the scan is bandwidth-bound."""
-        with threadpool_limits(limits=self.blas_threads, user_api="blas"):
-            scores = self.matrix @ query.astype(np.float32)
-        eligible = np.flatnonzero(mask)
-        if eligible.size == 0:
-            return []
-        sub = scores[eligible]
-        take = min(depth, eligible.size)
-        if take < eligible.size:
-            kth = np.partition(-sub, take - 1)[take - 1]
-            top = np.flatnonzero(-sub <= kth)  # everything tied with the cut-off stays in
-        else:
-            top = np.arange(eligible.size)
-        order = np.lexsort((eligible[top], -sub[top]))[:take]
-        return [(int(eligible[top[i]]), float(sub[top[i]])) for i in order]

@@ -192,7 +192,8 @@ class Engine:
         return variant in self._dense
 
     def load_dense(self, variant: str = "") -> None:
-        from mambomeme.index.dense import DenseFiles, DenseIndex, Encoder
+        from mambomeme.index.dense import DenseFiles, Encoder
+        from mambomeme.index.dense_index import DenseIndex
 
         with self._lock:
             if self._encoder is None:
