@@ -196,3 +196,42 @@ def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     assert folder.load_cache(tmp_path / "cache.json") == {}
     os.remove(tmp_path / "cache.json")
     assert folder.load_cache(tmp_path / "cache.json") == {}
+
+
+def _scene(seed: int) -> Image.Image:
+    """A deterministic picture with structure (phash needs more than a flat or gradient image)."""
+    import random
+
+    from PIL import ImageDraw
+
+    rnd = random.Random(seed)
+    image = Image.new("RGB", (400, 400), (240, 240, 240))
+    draw = ImageDraw.Draw(image)
+    for _ in range(6):
+        x, y, w = rnd.randrange(0, 300), rnd.randrange(0, 300), rnd.randrange(40, 120)
+        draw.ellipse((x, y, x + w, y + w), fill=tuple(rnd.randrange(0, 255) for _ in range(3)))
+    return image
+
+
+def test_images_are_linked_to_a_known_template_by_perceptual_hash(tmp_path: Path) -> None:
+    """A captioned copy of a local template image gets that template's name (and so, at
+    ingest, its knowledge); an unrelated picture gets none."""
+    from PIL import ImageDraw
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    _scene(1).save(templates / "Sleepy Otter Accountant.png")
+    _scene(2).save(templates / "Ghost Roommate.png")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    captioned = _scene(1)
+    ImageDraw.Draw(captioned).text((20, 370), "TAX SEASON AGAIN", fill=(0, 0, 0))
+    captioned.save(photos / "mine.png")
+    _scene(3).save(photos / "other.png")
+    for name in ("mine", "other"):
+        (photos / f"{name}.json").write_text(json.dumps({"ocr_text": name}))
+    records = read_all({"path": str(photos), "template_images": str(templates)})
+    by_title = {r.record["title"]: r.record for r in records if r.record is not None}
+    assert by_title["mine"]["template"] == "Sleepy Otter Accountant"
+    assert by_title["mine"]["template_group"] == "tg:Sleepy Otter Accountant"
+    assert by_title["other"]["template"] == ""

@@ -67,6 +67,7 @@ FIELDS = (
 LIST_FIELDS = ("aliases", "people", "tags")
 CACHE_VERSION = 1
 DEFAULT_PHASH_DISTANCE = 8
+DEFAULT_TEMPLATE_DISTANCE = 12
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ def read_records(config: dict[str, Any]) -> Iterator[RawRecord]:
             first_by_sha[result.sha256] = relative
             scanned.append(result)
     groups = phash_groups([s.phash for s in scanned], distance)
+    templates = template_hashes(config)
+    template_distance = int(config.get("template_distance", DEFAULT_TEMPLATE_DISTANCE))
     by_path = {s.relative: (s, groups[i]) for i, s in enumerate(scanned)}
     for path in find_images(root):
         relative = path.relative_to(root).as_posix()
@@ -130,7 +133,12 @@ def read_records(config: dict[str, Any]) -> Iterator[RawRecord]:
             yield RawRecord(relative, None, rejects[relative])
             continue
         item, group = by_path[relative]
-        yield RawRecord(relative, _record(item, group, path, config, classifier), None)
+        record = _record(item, group, path, config, classifier)
+        if not record["template"]:
+            match = nearest_template(item.phash, templates, template_distance)
+            if match is not None:  # ingest then joins that template's knowledge by name
+                record["template"], record["template_group"] = match, f"tg:{match}"
+        yield RawRecord(relative, record, None)
     if cache_path is not None:
         save_cache(cache_path, scanned)
 
@@ -169,6 +177,24 @@ def scan(
             return str(exc)
     text = given if isinstance(given, str) else str(ocr)
     return Scanned(relative, stat.st_size, stat.st_mtime_ns, sha, phash, ocr, text, metadata)
+
+
+def template_hashes(config: dict[str, Any]) -> dict[str, str]:
+    """Perceptual hashes of known template images: config `template_images` is a folder whose
+    image files are named after their template ("Disaster Girl.jpg"), e.g. blank templates the
+    user has locally. Empty when not configured."""
+    folder = config.get("template_images")
+    if not folder:
+        return {}
+    return {path.stem: perceptual_hash(path) for path in find_images(Path(folder))}
+
+
+def nearest_template(phash: str, templates: dict[str, str], distance: int) -> str | None:
+    """The template whose image hash is nearest to `phash`, if within `distance` bits
+    (ties by name); a captioned meme keeps most of its template's low-frequency structure."""
+    value = int(phash, 16)
+    best = sorted((bin(value ^ int(h, 16)).count("1"), name) for name, h in templates.items())
+    return best[0][1] if best and best[0][0] <= distance else None
 
 
 def perceptual_hash(path: Path) -> str:
