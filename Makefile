@@ -3,6 +3,8 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 CORPUS  ?= fixture
+# stage commands say `python ...`: the venv's bin comes first so they run in the venv
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
