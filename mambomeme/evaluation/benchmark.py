@@ -257,21 +257,17 @@ def _read_qrels(path: Path, by_qid: Mapping[str, Query]) -> dict[str, dict[str, 
     return qrels
 
 
-def _read_exact(path: Path, by_qid: Mapping[str, Query]) -> dict[str, tuple[tuple[str, ...], ...]]:
-    exact: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for where, line in _lines(path):
+def read_exact_groups(path: Path) -> dict[str, tuple[str, tuple[tuple[str, ...], ...]]]:
+    """An exact.jsonl-form file: qid -> (where, groups of item ids), shape-checked. Shared by
+    the benchmark loader and pooling (which reads a benchmark's exact-targets file)."""
+    exact: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {}
+    for where, line in _lines(Path(path)):
         raw = _json_line(where, line)
         if set(raw) != {"qid", "groups"}:
             raise BenchmarkError(f"{where}: expected exactly the keys 'qid' and 'groups'")
         qid, groups = raw["qid"], raw["groups"]
-        if qid not in by_qid:
-            raise BenchmarkError(f"{where}: qid {qid!r} is not in queries.jsonl")
         if qid in exact:
             raise BenchmarkError(f"{where}: duplicate exact-target line for {qid!r}")
-        if not by_qid[qid].answerable:
-            raise BenchmarkError(
-                f"{where}: {qid!r} is a no-match query and cannot have exact targets"
-            )
         if (
             not isinstance(groups, list)
             or not groups
@@ -281,7 +277,20 @@ def _read_exact(path: Path, by_qid: Mapping[str, Query]) -> dict[str, tuple[tupl
             raise BenchmarkError(
                 f"{where}: 'groups' must be a non-empty list of non-empty lists of item ids"
             )
-        exact[qid] = tuple(tuple(g) for g in groups)
+        exact[qid] = (where, tuple(tuple(g) for g in groups))
+    return exact
+
+
+def _read_exact(path: Path, by_qid: Mapping[str, Query]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    exact: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for qid, (where, groups) in read_exact_groups(path).items():
+        if qid not in by_qid:
+            raise BenchmarkError(f"{where}: qid {qid!r} is not in queries.jsonl")
+        if not by_qid[qid].answerable:
+            raise BenchmarkError(
+                f"{where}: {qid!r} is a no-match query and cannot have exact targets"
+            )
+        exact[qid] = groups
     return exact
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from mambomeme.errors import BenchmarkError
-from mambomeme.evaluation.benchmark import Query
+from mambomeme.evaluation.benchmark import Query, read_exact_groups
 from mambomeme.evaluation.benchmark import _read_queries as _located_queries
 
 POOL_FILE = "pool.jsonl"
@@ -173,30 +173,10 @@ def _id_lists(path: Path, raw: Mapping[str, Any], key: str) -> dict[str, tuple[s
 
 def read_exact_targets(path: Path) -> dict[str, list[list[str]]]:
     """An exact-target groups file in exact.jsonl form: qid -> groups of item ids."""
-    groups: dict[str, list[list[str]]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchmarkError(f"{where}: invalid JSON: {exc.msg}") from None
-        if not isinstance(raw, dict) or set(raw) != {"qid", "groups"}:
-            raise BenchmarkError(f"{where}: expected exactly the keys 'qid' and 'groups'")
-        g = raw["groups"]
-        if (
-            not isinstance(g, list)
-            or not g
-            or not all(
-                isinstance(x, list) and x and all(isinstance(i, str) and i for i in x) for x in g
-            )
-        ):
-            raise BenchmarkError(f"{where}: 'groups' must be non-empty lists of item ids")
-        if raw["qid"] in groups:
-            raise BenchmarkError(f"{where}: duplicate line for {raw['qid']!r}")
-        groups[raw["qid"]] = g
-    return groups
+    return {
+        qid: [list(group) for group in groups]
+        for qid, (_, groups) in read_exact_groups(Path(path)).items()
+    }
 
 
 Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # system -> qid -> item ids in rank order
