@@ -29,7 +29,7 @@ def main() -> None:
         int(dense["batch_size"]),
         str(dense["device"]),
         ablations,
-        dense.get("without", ()),
+        dense.get("memes_without", ()),
         dense.get("max_seq_length"),
     )
     seconds = time.perf_counter() - start

@@ -36,23 +36,26 @@ def build_dense_indexes(
     batch_size: int,
     device: str,
     ablations: Mapping[str, Sequence[str]],
-    without: Sequence[str] = (),
+    memes_without: Sequence[str] = (),
     max_seq_length: int | None = None,
 ) -> list[dict[str, Any]]:
     """The full dense index plus one per ablation (each leaves its fields out of the document).
 
-    `without` leaves fields out of every document (memes-full drops the long per-template
+    `memes_without` leaves fields out of meme documents only (memes-full drops the per-template
     knowledge text from its 378k meme documents to make CPU embedding affordable; the template
-    items keep it); `max_seq_length` caps the model's input length. Both go to the manifest."""
+    items keep it, and the lexical route still has it); `max_seq_length` caps the model's input
+    length. Both go to the manifest."""
     from mambomeme.index.dense import DenseFiles, Encoder, build_dense
 
     items = load_items(build_dir)
     encoder = Encoder(device, max_seq_length)
     corpus_sha = sha256_file(manifest)
-    base = frozenset(without)
-    variants = [("", base)] + [(n, base | frozenset(f)) for n, f in sorted(ablations.items())]
+    memes = frozenset(memes_without)
+    variants: list[tuple[str, frozenset[str]]] = [("", frozenset())] + [
+        (n, frozenset(f)) for n, f in sorted(ablations.items())
+    ]
     built = []
     for name, without in variants:
         files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)
-        built.append(build_dense(items, files, encoder, batch_size, corpus_sha, without))
+        built.append(build_dense(items, files, encoder, batch_size, corpus_sha, without, memes))
     return built

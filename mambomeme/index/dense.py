@@ -99,7 +99,7 @@ class Encoder:
 
     @property
     def max_seq_length(self) -> int:
-        return int(self._model.max_seq_length)
+        return int(self._model.max_seq_length or 0)
 
     @property
     def dimension(self) -> int:
@@ -127,9 +127,16 @@ def build_dense(
     batch_size: int,
     corpus_manifest_sha256: str,
     without: frozenset[str] = frozenset(),
+    memes_without: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Embed every item's document; write matrix, ids and the embedding manifest."""
-    docs = [document(item, without) for item in items]
+    """Embed every item's document; write matrix, ids and the embedding manifest.
+
+    `without` leaves fields out of every document (ablations); `memes_without` leaves fields out
+    of meme documents only, so template items keep them (compact memes-full documents)."""
+    docs = [
+        document(item, without if item.kind == "template" else without | memes_without)
+        for item in items
+    ]
     matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
     if matrix.shape[0] != len(items):
         raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
@@ -145,6 +152,7 @@ def build_dense(
         "weights_sha256": weights_sha256(),
         "document_template_version": DOCUMENT_TEMPLATE_VERSION,
         "without_fields": sorted(without),
+        "memes_without_fields": sorted(memes_without),
         "dimension": int(matrix.shape[1]),
         "count": int(matrix.shape[0]),
         "dtype": "float32",
