@@ -33,9 +33,11 @@ def main() -> None:
         dense.get("max_seq_length"),
     )
     seconds = time.perf_counter() - start
-    vectors = sum(m["count"] for m in built)
+    vectors = sum(m["count"] for m in built if not m["reused"])
+    reused = sum(1 for m in built if m["reused"])
     print(
-        f"index_dense {corpus}: {len(built)} matrices, {vectors} vectors in {seconds:.1f} s "
+        f"index_dense {corpus}: {len(built)} matrices ({reused} reused: same documents), "
+        f"{vectors} vectors embedded in {seconds:.1f} s "
         f"({vectors / seconds:.0f} docs/s on {dense['device']})"
     )
 

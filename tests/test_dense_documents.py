@@ -35,3 +35,20 @@ def test_memes_without_keeps_template_knowledge(fixture_build: Path, tmp_path: P
     assert "template means:" in full[0]
     assert "template means:" not in full[1]
     assert json.loads(files.ids.read_text()) == [template.id, meme.id]
+
+
+def test_unchanged_documents_reuse_the_matrix(fixture_build: Path, tmp_path: Path) -> None:
+    items = load_items(fixture_build)[:6]
+    encoder = Encoder("cpu", 128)
+    files = DenseFiles.in_dir(tmp_path)
+    first = build_dense(items, files, encoder, 8, "corpus-1")
+    second = build_dense(items, files, encoder, 8, "corpus-2")  # say, only safety changed
+    assert (first["reused"], second["reused"]) == (False, True)
+    assert second["matrix_sha256"] == first["matrix_sha256"]
+    assert second["corpus_manifest_sha256"] == "corpus-2"
+
+    fewer = build_dense(items, files, encoder, 8, "corpus-3", frozenset({"ocr_text"}))
+    assert fewer["reused"] is False  # other documents: embedded again
+    files.matrix.write_bytes(files.matrix.read_bytes()[:-4] + b"\0\0\0\0")  # a damaged matrix
+    again = build_dense(items, files, encoder, 8, "corpus-3", frozenset({"ocr_text"}))
+    assert again["reused"] is False

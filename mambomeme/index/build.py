@@ -54,6 +54,10 @@ def build_dense_indexes(
     variants: list[tuple[str, frozenset[str]]] = [("", frozenset())] + [
         (n, frozenset(f)) for n, f in sorted(ablations.items())
     ]
+    keep = {DenseFiles.in_dir(build_dir / DENSE_DIR, name) for name, _ in variants}
+    for stale in sorted((build_dir / DENSE_DIR).glob("dense*")):  # the folder persists (dvc.yaml)
+        if not any(stale in (f.matrix, f.ids, f.manifest) for f in keep):
+            stale.unlink()
     built = []
     for name, without in variants:
         files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)

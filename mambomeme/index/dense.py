@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,14 +138,20 @@ def build_dense(
         document(item, without if item.kind == "template" else without | memes_without)
         for item in items
     ]
-    matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
-    if matrix.shape[0] != len(items):
-        raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
-    files.matrix.parent.mkdir(parents=True, exist_ok=True)
-    tmp = files.matrix.with_suffix(".tmp.npy")
-    np.save(tmp, matrix, allow_pickle=False)
-    tmp.replace(files.matrix)
-    write_json_atomic(files.ids, [item.id for item in items])
+    ids = [item.id for item in items]
+    documents_sha256 = hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest()
+    reused = reusable(files, documents_sha256, ids, encoder.max_seq_length)
+    if reused:
+        matrix = np.load(files.matrix, allow_pickle=False, mmap_mode="r")
+    else:
+        matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
+        if matrix.shape[0] != len(items):
+            raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
+        files.matrix.parent.mkdir(parents=True, exist_ok=True)
+        tmp = files.matrix.with_suffix(".tmp.npy")
+        np.save(tmp, matrix, allow_pickle=False)
+        tmp.replace(files.matrix)
+        write_json_atomic(files.ids, ids)
     manifest = {
         "model_id": MODEL_ID,
         "model_package": MODEL_PACKAGE,
@@ -160,10 +167,32 @@ def build_dense(
         "corpus_manifest_sha256": corpus_manifest_sha256,
         "matrix_sha256": sha256_file(files.matrix),
         "ids_sha256": sha256_file(files.ids),
-        "documents_sha256": hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest(),
+        "documents_sha256": documents_sha256,
+        "reused": reused,  # true: same documents, weights and length cap as the last build
         "device": encoder.device,
         "max_seq_length": encoder.max_seq_length,
         "batch_size": batch_size,
     }
     write_json_atomic(files.manifest, manifest)
     return manifest
+
+
+def reusable(files: DenseFiles, documents_sha256: str, ids: Sequence[str], max_seq: int) -> bool:
+    """True when the matrix on disk embeds exactly these documents, in this order, with these
+    weights and this length cap, and its checksum verifies: then a rebuild (say, after a safety
+    change, which alters items.parquet but no document) keeps it instead of re-embedding."""
+    if not (files.matrix.exists() and files.ids.exists() and files.manifest.exists()):
+        return False
+    try:
+        old = json.loads(files.manifest.read_text(encoding="utf-8"))
+        old_ids = json.loads(files.ids.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(
+        old.get("documents_sha256") == documents_sha256
+        and old.get("weights_sha256") == weights_sha256()
+        and old.get("max_seq_length") == max_seq
+        and old.get("model_id") == MODEL_ID
+        and old_ids == list(ids)
+        and old.get("matrix_sha256") == sha256_file(files.matrix)
+    )
