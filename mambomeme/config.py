@@ -32,7 +32,12 @@ def corpus_config(params: dict[str, Any], name: str | None = None) -> tuple[str,
         raise MamboMemeError(
             f"corpus {corpus!r} is not defined in params corpora: {sorted(corpora)}"
         )
-    return corpus, dict(corpora[corpus])
+    config = dict(corpora[corpus])
+    # ingest.safety (e.g. profanity_threshold) is the default; a corpus's own "safety" wins
+    defaults = (params.get("ingest") or {}).get("safety")
+    if defaults is not None and "safety" not in config:
+        config["safety"] = dict(defaults)
+    return corpus, config
 
 
 def build_dir(params: dict[str, Any], name: str | None = None) -> Path:

@@ -8,12 +8,17 @@ for them. Recall matters most (one unsafe item shown fails a release gate), so a
 whose common meme use is sexual or demeaning are listed; safety/README.md gives the method and
 docs/safety-review.md the measured precision and recall.
 
-Matching (see `_compile_pattern`): case-insensitive on word boundaries, and tolerant of the
+Matching (see `SafetyClassifier.hits`): case-insensitive on word boundaries, and tolerant of the
 usual obfuscations: repeated letters ("seeex"), leetspeak digits and symbols ("s3x", "p0rn",
 "$"), one separator between letters ("p.o.r.n", "s e x"), a vowel starred out ("n*gga") and
 words run together or split ("blow job", "blowjob"). A trailing "*" in a pattern also matches
-any word ending ("masturbat*"). Lines tagged `minor` are not unsafe alone: with a category-1
-(sexual) hit in the same item they raise it to category 2 (sexualising minors).
+any word ending ("masturbat*").
+
+Qualifier tags (any lower-case name instead of a category number, e.g. `minor`, `animal`) are
+not unsafe alone: a combination rule (safety/combos-v1.txt, `<tag> <tag> <category> <window>`)
+makes an item unsafe when hits of both tags occur within `window` words of each other (0: anywhere
+in the item). "minor" with a category-1 (sexual) hit gives category 2 (sexualising minors);
+an animal with a cruelty verb close by gives category 4.
 
 Optionally the alt-profanity-check model (a linear SVM shipped with its weights) adds a second
 signal: probability >= `profanity_threshold` marks the item unsafe (category None). It scores
@@ -39,7 +44,9 @@ CATEGORIES = ("1", "2", "3", "4", "5", "6", "7")
 MINOR = "minor"
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "safety"
 LEXICON_FILE = "lexicon-v1.txt"
+COMBOS_FILE = "combos-v1.txt"
 OVERRIDES_FILE = "overrides.csv"
+_QUALIFIER = re.compile(r"[a-z][a-z-]*")
 
 # Leetspeak: digits and look-alike symbols read as letters inside a word with letters.
 _LEET = str.maketrans(
@@ -81,8 +88,19 @@ class SafetyDecision:
 
 @dataclass(frozen=True)
 class LexiconEntry:
-    category: str  # "1".."7" or "minor"
+    category: str  # "1".."7" or a qualifier tag ("minor", "animal", ...)
     pattern: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Combo:
+    """Hits of tag `first` and tag `second` within `window` words (0: anywhere) -> category."""
+
+    first: str
+    second: str
+    category: str
+    window: int
     line: int
 
 
@@ -111,45 +129,81 @@ def _decoded(token: str) -> str:
     return token.translate(_LEET) if any(c.isalpha() for c in token) else token
 
 
-def words_of(text: str) -> tuple[list[str], set[str]]:
+def words_of(text: str) -> tuple[list[str], list[tuple[int, frozenset[str]]]]:
     """Normalise `text` for matching: lower case, spaced-out letters joined ("s e x", "p.o.r.n"),
     split into sub-tokens at punctuation. Returns the leet-decoded tokens in order (for
-    phrases) and every reading of every token and of every punctuation-joined chunk
-    ("p-orn" -> "porn")."""
+    phrases) and, per token position, every reading of the token; a punctuation-joined chunk
+    ("p-orn" -> "porn") is read at the position of its first part."""
     text = _SPACED.sub(lambda m: _JOINERS.sub("", m.group()), text.lower())
     ordered: list[str] = []
-    readings: set[str] = set()
+    readings: list[tuple[int, frozenset[str]]] = []
     for chunk in text.split():
         parts = _SUBTOKEN.findall(chunk)
+        start = len(ordered)
         for part in parts:
+            readings.append((len(ordered), _variants(part)))
             ordered.append(_decoded(part))
-            readings |= _variants(part)
         if len(parts) > 1:
-            readings |= _variants("".join(parts))
+            readings.append((start, _variants("".join(parts))))
     return ordered, readings
 
 
 def parse_lexicon(text: str, name: str = LEXICON_FILE) -> list[LexiconEntry]:
     """Lines '<category> <pattern>'; '#' starts a comment; blank lines are skipped."""
     entries: list[LexiconEntry] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # one pattern may serve several tags
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         category, _, pattern = line.partition(" ")
         pattern = " ".join(pattern.replace("/", " ").split()).lower()
-        if category not in CATEGORIES and category != MINOR:
+        if category not in CATEGORIES and not _QUALIFIER.fullmatch(category):
             raise SafetyConfigError(f"{name}:{number}: unknown category {category!r}")
         if not pattern or not re.fullmatch(r"[a-z0-9 ]+\*?", pattern):
             raise SafetyConfigError(f"{name}:{number}: pattern must be words a-z 0-9 (/ ok)")
-        if pattern in seen:
+        if (category, pattern) in seen:
             raise SafetyConfigError(f"{name}:{number}: duplicate pattern {pattern!r}")
-        seen.add(pattern)
+        seen.add((category, pattern))
         entries.append(LexiconEntry(category, pattern, number))
     if not entries:
         raise SafetyConfigError(f"{name}: no patterns")
     return entries
+
+
+def parse_combos(text: str, name: str = COMBOS_FILE) -> list[Combo]:
+    """Lines '<tag> <tag> <category 1-7> <window words, 0 = anywhere>'; '#' comments."""
+    combos: list[Combo] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 4 or not fields[3].isdigit():
+            raise SafetyConfigError(f"{name}:{number}: need '<tag> <tag> <category> <window>'")
+        first, second, category, window = fields
+        for tag in (first, second):
+            if tag not in CATEGORIES and not _QUALIFIER.fullmatch(tag):
+                raise SafetyConfigError(f"{name}:{number}: unknown tag {tag!r}")
+        if category not in CATEGORIES:
+            raise SafetyConfigError(f"{name}:{number}: category must be 1-7, not {category!r}")
+        combos.append(Combo(first, second, category, int(window), number))
+    return combos
+
+
+def check_tags(lexicon: Sequence[LexiconEntry], combos: Sequence[Combo]) -> None:
+    """Every qualifier tag of the lexicon is used by a combo, and every combo tag has patterns."""
+    used = {tag for combo in combos for tag in (combo.first, combo.second)}
+    tags = {entry.category for entry in lexicon}
+    for entry in lexicon:
+        if entry.category not in CATEGORIES and entry.category not in used:
+            raise SafetyConfigError(
+                f"{LEXICON_FILE}:{entry.line}: qualifier {entry.category!r} is in no combo"
+            )
+    for combo in combos:
+        for tag in (combo.first, combo.second):
+            if tag not in tags:
+                raise SafetyConfigError(f"{COMBOS_FILE}:{combo.line}: tag {tag!r} has no patterns")
 
 
 def parse_overrides(path: Path) -> dict[str, tuple[str, str]]:
@@ -172,41 +226,42 @@ def parse_overrides(path: Path) -> dict[str, tuple[str, str]]:
 
 
 class SafetyClassifier:
-    """Lexicon (+ optional model) then overrides. Build once, call per item."""
+    """Lexicon and combos (+ optional model) then overrides. Build once, call per item."""
 
     def __init__(
         self,
         lexicon: Sequence[LexiconEntry],
         overrides: dict[str, tuple[str, str]] | None = None,
         profanity_threshold: float | None = None,
+        combos: Sequence[Combo] | None = None,
     ) -> None:
         self.lexicon = tuple(lexicon)
         self.overrides = dict(overrides or {})
         self.profanity_threshold = profanity_threshold
+        default = (
+            (Combo("1", MINOR, "2", 0, 0),) if any(e.category == MINOR for e in lexicon) else ()
+        )
+        self.combos = tuple(combos) if combos is not None else default
         # single words (and phrases written together, "blowjob"): exact with plurals, or
-        # prefix for a trailing "*"; phrases: a regex over the space-joined tokens
-        self._exact: dict[str, LexiconEntry] = {}
-        prefixes: dict[str, LexiconEntry] = {}
-        phrases: dict[str, LexiconEntry] = {}
+        # prefix for a trailing "*"; phrases: consecutive tokens
+        self._exact: dict[str, list[LexiconEntry]] = {}
+        self._prefixes: dict[str, list[LexiconEntry]] = {}
+        # phrases indexed by their first word: first -> [(the other words, open end, entry)]
+        self._phrases: dict[str, list[tuple[tuple[str, ...], bool, LexiconEntry]]] = {}
         for entry in self.lexicon:
             stem = entry.pattern.rstrip("*")
             joined = stem.replace(" ", "")
             if entry.pattern.endswith("*"):
-                prefixes.setdefault(joined, entry)
+                self._prefixes.setdefault(joined, []).append(entry)
             else:
-                for word in _plural(joined):
-                    self._exact.setdefault(word, entry)
+                for word in set(_plural(joined)):
+                    self._exact.setdefault(word, []).append(entry)
             if " " in stem:
-                phrases.setdefault(stem, entry)
-        self._prefixes = prefixes
-        self._longest_prefix = max((len(k) for k in prefixes), default=0)
-        # phrases indexed by their first word: first -> [(the other words, open end, entry)]
-        self._phrases: dict[str, list[tuple[tuple[str, ...], bool, LexiconEntry]]] = {}
-        for stem, entry in phrases.items():
-            first, *rest = stem.split()
-            self._phrases.setdefault(first, []).append(
-                (tuple(rest), entry.pattern.endswith("*"), entry)
-            )
+                first, *rest = stem.split()
+                self._phrases.setdefault(first, []).append(
+                    (tuple(rest), entry.pattern.endswith("*"), entry)
+                )
+        self._longest_prefix = max((len(k) for k in self._prefixes), default=0)
         self._model: Callable[[list[str]], Sequence[float]] | None = None
         if profanity_threshold is not None:
             from profanity_check import predict_prob  # optional dependency, imported lazily
@@ -215,24 +270,33 @@ class SafetyClassifier:
 
     def hits(self, text: str) -> list[LexiconEntry]:
         """Every lexicon entry matched in `text` (each at most once)."""
+        found = self.hit_positions(text)
+        return [entry for entry, _ in sorted(found.values(), key=lambda hit: hit[0].line)]
+
+    def hit_positions(self, text: str) -> dict[int, tuple[LexiconEntry, set[int]]]:
+        """Lexicon line -> (entry, the token positions where it matched)."""
         ordered, readings = words_of(text)
-        found: dict[int, LexiconEntry] = {}
-        for word in readings:
-            if "*" in word or "#" in word:
-                self._starred(word, found)
-                continue
-            entry = self._exact.get(word)
-            if entry is not None:
-                found[entry.line] = entry
-            for size in range(2, min(len(word), self._longest_prefix) + 1):
-                prefix = self._prefixes.get(word[:size])
-                if prefix is not None:
-                    found[prefix.line] = prefix
+        found: dict[int, tuple[LexiconEntry, set[int]]] = {}
+
+        def add(entry: LexiconEntry, position: int) -> None:
+            found.setdefault(entry.line, (entry, set()))[1].add(position)
+
+        for position, variants in readings:
+            for word in variants:
+                if "*" in word or "#" in word:
+                    for entry in self._starred(word):
+                        add(entry, position)
+                    continue
+                for entry in self._exact.get(word, ()):
+                    add(entry, position)
+                for size in range(2, min(len(word), self._longest_prefix) + 1):
+                    for entry in self._prefixes.get(word[:size], ()):
+                        add(entry, position)
         for index, word in enumerate(ordered):
             for rest, open_end, phrase in self._phrases.get(word, ()):
                 if self._phrase_at(ordered, index + 1, rest, open_end):
-                    found[phrase.line] = phrase
-        return [found[line] for line in sorted(found)]
+                    add(phrase, index)
+        return found
 
     @staticmethod
     def _phrase_at(words: list[str], start: int, rest: tuple[str, ...], open_end: bool) -> bool:
@@ -248,17 +312,19 @@ class SafetyClassifier:
                 return False
         return True
 
-    def _starred(self, word: str, found: dict[int, LexiconEntry]) -> None:
+    def _starred(self, word: str) -> list[LexiconEntry]:
         """A starred-out token ("n*gga"): each run of * or # stands for one to three letters."""
         core = word.strip("*#")
         if len(core) < 2 or not _STARRED.search(core):
-            return
+            return []
         parts = [re.escape(p) for p in _STARRED.split(core)]
         regex = re.compile("[a-z]{1,3}".join(parts) + r"(?:e?s)?")
+        out: list[LexiconEntry] = []
         for entry in self.lexicon:
             stem = entry.pattern.rstrip("*").replace(" ", "")
-            if regex.fullmatch(stem) or (entry.pattern.endswith("*") and regex.match(stem)):
-                found[entry.line] = entry
+            if regex.fullmatch(stem):  # whole stems only: "sh*t" must not read as "shoot*"
+                out.append(entry)
+        return out
 
     def classify(
         self,
@@ -277,23 +343,43 @@ class SafetyClassifier:
 
     def _classify_text(self, *fields: str) -> SafetyDecision:
         text = "\n".join(fields)
-        found = self.hits(text)
-        sexual = [e for e in found if e.category == "1"]
-        minors = [e for e in found if e.category == MINOR]
-        if sexual and minors:
-            return SafetyDecision(
-                "unsafe", "2", f"lexicon: {sexual[0].pattern!r} with minor {minors[0].pattern!r}"
-            )
-        unsafe = [e for e in found if e.category != MINOR]
-        if unsafe:
-            # the reported category: 2 (critical) first, then the lowest number
-            first = min(unsafe, key=lambda e: (e.category != "2", e.category))
-            return SafetyDecision("unsafe", first.category, f"lexicon: {first.pattern!r}")
+        found = self.hit_positions(text)
+        by_tag: dict[str, list[tuple[LexiconEntry, set[int]]]] = {}
+        for entry, positions in found.values():
+            by_tag.setdefault(entry.category, []).append((entry, positions))
+        # candidates: (category, reason); the reported one is 2 (critical) first, then lowest
+        candidates: list[tuple[str, str]] = []
+        for combo in self.combos:
+            pair = self._combo_hit(combo, by_tag)
+            if pair is not None:
+                reason = f"combo: {pair[0].pattern!r} with {pair[1].pattern!r}"
+                candidates.append((combo.category, reason))
+        for category in CATEGORIES:
+            for entry, _ in sorted(by_tag.get(category, []), key=lambda hit: hit[0].line)[:1]:
+                candidates.append((category, f"lexicon: {entry.pattern!r}"))
+        if candidates:
+            category, reason = min(candidates, key=lambda c: (c[0] != "2", c[0]))
+            return SafetyDecision("unsafe", category, reason)
         if self._model is not None and self.profanity_threshold is not None:
             probability = float(self._model([text])[0])
             if probability >= self.profanity_threshold:
                 return SafetyDecision("unsafe", None, f"model: p={probability:.3f}")
         return SafetyDecision("safe", None, "no lexicon hit")
+
+    @staticmethod
+    def _combo_hit(
+        combo: Combo, by_tag: dict[str, list[tuple[LexiconEntry, set[int]]]]
+    ) -> tuple[LexiconEntry, LexiconEntry] | None:
+        """The first pair of entries (tag first, tag second) close enough, or None."""
+        for first, first_at in sorted(by_tag.get(combo.first, []), key=lambda h: h[0].line):
+            for second, second_at in sorted(by_tag.get(combo.second, []), key=lambda h: h[0].line):
+                if first is second:
+                    continue
+                if combo.window == 0 or any(
+                    abs(x - y) <= combo.window for x in first_at for y in second_at
+                ):
+                    return first, second
+        return None
 
 
 def load_classifier(
@@ -305,7 +391,16 @@ def load_classifier(
         lexicon = parse_lexicon(lexicon_path.read_text(encoding="utf-8"), lexicon_path.name)
     except OSError as exc:
         raise SafetyConfigError(f"{lexicon_path}: cannot read ({exc.strerror})") from None
-    return SafetyClassifier(lexicon, parse_overrides(folder / OVERRIDES_FILE), profanity_threshold)
+    combos_path = folder / COMBOS_FILE  # optional: without it qualifier tags are an error
+    try:
+        combos_text = combos_path.read_text(encoding="utf-8") if combos_path.exists() else ""
+    except OSError as exc:
+        raise SafetyConfigError(f"{combos_path}: cannot read ({exc.strerror})") from None
+    combos = parse_combos(combos_text, combos_path.name)
+    check_tags(lexicon, combos)
+    return SafetyClassifier(
+        lexicon, parse_overrides(folder / OVERRIDES_FILE), profanity_threshold, combos
+    )
 
 
 @lru_cache(maxsize=4)
