@@ -40,15 +40,13 @@ repro: setup  ## dvc repro on another corpus (outputs kept apart): make repro CO
 	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
 	$(BIN)/dvc repro
 
-BENCH ?= dev-v1
-SET   ?= $(BENCH)-j1
-pool: setup  ## pool candidates for annotators: make pool BENCH=dev-v1 CORPUS=memes-10k
-	$(BIN)/python stages/pool.py benchmarks/$(BENCH) pools/$(BENCH) --build build/$(CORPUS)
+pool: setup  ## dvc repro up to the pool stage (blind annotator folders): make pool CORPUS=memes-10k
+	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
+	$(BIN)/dvc repro pool
 
-adjudicate: setup  ## agreement, queue for a third annotator, freeze judgement set $(SET)
-	$(BIN)/mambomeme adjudicate --benchmark benchmarks/$(BENCH) --pool pools/$(BENCH) \
-	  --judgements judgements/$(BENCH) --sets-dir judgement-sets/$(BENCH) --set $(SET) \
-	  --queue-out pools/$(BENCH)-queue --build build/$(CORPUS)
+adjudicate: setup  ## agreement, queue for a third annotator, verify or freeze the judgement set
+	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
+	$(BIN)/dvc repro adjudicate
 
 clean:  ## remove build outputs (not the venv)
 	rm -rf build runs

@@ -60,6 +60,11 @@ def check_corpus_path(params: dict[str, Any]) -> None:
             params.get("evaluation", {}).get("benchmark"),
             config.get("eval_benchmark"),
         ),
+        (
+            "evaluation.benchmark_name",
+            params.get("evaluation", {}).get("benchmark_name"),
+            Path(str(config["eval_benchmark"])).name if "eval_benchmark" in config else None,
+        ),
     ]
     for key, declared, own in pairs:
         if own is not None and Path(str(declared)) != Path(str(own)):
@@ -73,3 +78,9 @@ def evaluation_systems(params: dict[str, Any]) -> list[str]:
     """The systems scored on the selected corpus: corpora.<name>.systems, else evaluation.systems."""
     _, config = corpus_config(params)
     return [str(s) for s in config.get("systems", params["evaluation"]["systems"])]
+
+
+def scored_benchmark_dir(params: dict[str, Any]) -> Path:
+    """The benchmark the pipeline scores: <base.reports>/benchmark/, assembled by the adjudicate
+    stage from evaluation.benchmark's queries and its newest verified judgement set."""
+    return Path(str(params["base"]["reports"])) / "benchmark"

@@ -1,9 +1,10 @@
 """`python -m mambomeme.corpus_switch NAME`: point params.yaml at another named corpus.
 
-Sets base.corpus, base.corpus_path, base.reports and evaluation.benchmark together from
-corpora.NAME, editing only those four lines so comments and layout survive. `make repro
-CORPUS=NAME` runs this and then `dvc repro`; outputs stay apart (build/NAME, reports/NAME)
-and DVC's run cache restores the other corpus's outputs when you switch back.
+Sets base.corpus, base.corpus_path, base.reports, evaluation.benchmark and
+evaluation.benchmark_name together from corpora.NAME, editing only those five lines so comments
+and layout survive. `make repro CORPUS=NAME` runs this and then `dvc repro`; outputs stay apart
+(build/NAME, reports/NAME) and DVC's run cache restores the other corpus's outputs when you
+switch back.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def switch(name: str, path: Path = PARAMS) -> None:
         "corpus_path": str(config.get("path", config.get("root"))),
         "reports": str(config["reports"]),
         "benchmark": str(config["eval_benchmark"]),
+        "benchmark_name": Path(str(config["eval_benchmark"])).name,
     }
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     section = ""
@@ -37,7 +39,7 @@ def switch(name: str, path: Path = PARAMS) -> None:
             continue
         key = m.group(2)
         wanted = (section == "base" and key in ("corpus", "corpus_path", "reports")) or (
-            section == "evaluation" and key == "benchmark"
+            section == "evaluation" and key in ("benchmark", "benchmark_name")
         )
         if wanted:
             lines[i] = f"{m.group(1)}{key}:{m.group(3)}{values[key]}{m.group(5)}\n"

@@ -1,45 +1,49 @@
-"""DVC stage adjudicate: two annotator files (+ the third's, if queued) -> a frozen judgement set.
+"""DVC stage adjudicate: annotator files -> agreement, queue, a frozen judgement set, scored copy.
 
-    python stages/adjudicate.py BENCHMARK_DIR POOL_DIR JUDGEMENTS_DIR SET_DIR QUEUE_DIR [--build B]
+    python stages/adjudicate.py
 
-Reads JUDGEMENTS_DIR/annotator-a.csv and annotator-b.csv (names from BENCHMARK_DIR/pool.yaml).
-If their disagreement queue is not empty and JUDGEMENTS_DIR/annotator-c.csv is missing, writes
-the third annotator's blind export to QUEUE_DIR/annotator-c/ and exits 3 (the pipeline stops
-until that file exists). Otherwise writes SET_DIR (never overwritten; its folder name is the
-judgement set's name) and publishes qrels.txt, safety.tsv, exact.jsonl and benchmark.json
-(judgement_set = that name) into BENCHMARK_DIR.
+Paths from params.yaml (B = evaluation.benchmark_name): the benchmark evaluation.benchmark and
+its pool.yaml, pool pools/B, annotator files judgements/B/annotator-a.csv and -b.csv (names from
+pool.yaml) and annotator-c.csv, judgement sets judgement-sets/B/B-jN, the third annotator's
+queue pools/B-queue/annotator-c/, the scored benchmark <base.reports>/benchmark/.
+
+Exit 3 (the pipeline stops, nothing is frozen or scored) while an annotator file is missing or
+disagreement-queue pairs have no grade in annotator-c.csv; the queue's blind export is written
+first and the message names it. Otherwise the set is regenerated from the files: identical to an
+existing version -> verified, nothing written; else a new version B-j<N+1> (never overwritten).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params  # noqa: E402
+from mambomeme.config import build_dir, load_params, scored_benchmark_dir  # noqa: E402
+from mambomeme.errors import BenchmarkError  # noqa: E402
 from mambomeme.evaluation.annotate_commands import adjudicate_run  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    for name in ("benchmark", "pool", "judgements"):
-        parser.add_argument(name, type=Path)
-    parser.add_argument("set_dir", type=Path)
-    parser.add_argument("queue", type=Path)
-    parser.add_argument("--build", type=Path)
-    args = parser.parse_args()
-    build = args.build or build_dir(load_params(DEFAULT_PARAMS))
+    params = load_params()
+    benchmark = Path(params["evaluation"]["benchmark"])
+    name = str(params["evaluation"]["benchmark_name"])
+    if benchmark.name != name:
+        raise BenchmarkError(
+            f"params evaluation.benchmark_name is {name!r} but evaluation.benchmark is {benchmark}"
+        )
+    build = build_dir(params)
     code, message = adjudicate_run(
-        args.benchmark,
-        args.benchmark / "pool.yaml",
-        args.pool,
-        args.judgements,
-        args.set_dir,
-        args.queue,
+        benchmark,
+        benchmark / "pool.yaml",
+        Path("pools") / name,
+        Path("judgements") / name,
+        Path("judgement-sets") / name,
+        Path("pools") / f"{name}-queue",
+        scored_benchmark_dir(params),
         ItemTable(build),
         build,
     )

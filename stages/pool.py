@@ -1,11 +1,13 @@
-"""DVC stage pool: pool every system's top 10 (+ gold, hard negatives) into blind annotator files.
+"""DVC stage pool: every system's top 10 (+ gold, hard negatives, earlier rounds) -> blind files.
 
-    python stages/pool.py BENCHMARK_DIR POOL_DIR [--judged BENCHMARK_DIR]
+    python stages/pool.py [BENCHMARK_DIR POOL_DIR] [--judgements DIR] [--build DIR]
 
-Reads BENCHMARK_DIR/queries.jsonl and BENCHMARK_DIR/pool.yaml (systems, depth, annotators and
-their shuffle seeds, gold and hard-negative lists, exact-target file); the corpus is
-build/<base.corpus>. Writes POOL_DIR/pool.jsonl, manifest.json and POOL_DIR/<annotator>/.
-A pool folder is written once: remove it (dvc does, as a stage output) to pool again.
+Defaults from params.yaml: BENCHMARK_DIR = evaluation.benchmark, POOL_DIR =
+pools/<evaluation.benchmark_name>, --judgements judgements/<evaluation.benchmark_name>, --build
+build/<base.corpus>. Reads BENCHMARK_DIR/queries.jsonl and pool.yaml. Writes POOL_DIR/pool.jsonl
+(every candidate, marked judged or not), manifest.json (how many are new: `to_annotate`) and
+POOL_DIR/<annotator>/ with only the pairs not every annotator's file already grades. Refuses an
+existing POOL_DIR (dvc removes it, as the stage's output, before rerunning).
 """
 
 from __future__ import annotations
@@ -18,15 +20,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import DEFAULT_PARAMS  # noqa: E402
+from mambomeme.config import DEFAULT_PARAMS, load_params  # noqa: E402
 from mambomeme.evaluation.annotate_commands import pool_command  # noqa: E402
 
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = load_params(DEFAULT_PARAMS)
+    name = str(params["evaluation"]["benchmark_name"])
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("benchmark", type=Path)
-    parser.add_argument("out", type=Path)
+    default_benchmark = Path(params["evaluation"]["benchmark"])
+    parser.add_argument("benchmark", type=Path, nargs="?", default=default_benchmark)
+    parser.add_argument("out", type=Path, nargs="?", default=Path("pools") / name)
+    parser.add_argument("--judgements", type=Path, default=Path("judgements") / name)
     parser.add_argument("--judged", type=Path)
     parser.add_argument("--build", type=Path)
     args = parser.parse_args()

@@ -1,4 +1,5 @@
-"""DVC stage run_systems: every system of params evaluation.systems over the benchmark.
+"""DVC stage run_systems: every system of params evaluation.systems over the scored benchmark
+(<base.reports>/benchmark/, the adjudicate stage's output: queries + the frozen judgement set).
 
 Writes runs/<benchmark name>/<system>.trec with its .errors/.latency/.details/.meta sidecars,
 replacing only files inside that DVC-owned folder.
@@ -13,7 +14,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import build_dir, evaluation_systems, load_params  # noqa: E402
+from mambomeme.config import (  # noqa: E402
+    build_dir,
+    evaluation_systems,
+    load_params,
+    scored_benchmark_dir,
+)
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
 
@@ -21,8 +27,7 @@ from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # n
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     params = load_params()
-    evaluation = params["evaluation"]
-    benchmark = load_benchmark(Path(evaluation["benchmark"]))
+    benchmark = load_benchmark(scored_benchmark_dir(params))  # the adjudicated judgement set
     build = build_dir(params)
     manifest = find_corpus_manifest(build, None)
     out_dir = Path("runs") / str(params["base"]["corpus"])

@@ -1,4 +1,8 @@
-"""DVC stage score: the runs of every system -> reports/scorecard.md|json, metrics.json, plots/."""
+"""DVC stage score: the runs of every system -> reports/scorecard.md|json, metrics.json, plots/.
+
+Scored against <base.reports>/benchmark/ (the adjudicate stage's output), so the scorecard names
+the judgement set, its agreement and how much of the current pool is still unjudged.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import evaluation_systems, load_params  # noqa: E402
+from mambomeme.config import evaluation_systems, load_params, scored_benchmark_dir  # noqa: E402
 from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
 from mambomeme.evaluation.repro import write_repro  # noqa: E402
 
@@ -16,7 +20,7 @@ from mambomeme.evaluation.repro import write_repro  # noqa: E402
 def main() -> None:
     params = load_params()
     evaluation = params["evaluation"]
-    bench_dir = Path(evaluation["benchmark"])
+    bench_dir = scored_benchmark_dir(params)  # queries + the adjudicated judgement set
     corpus = str(params["base"]["corpus"])
     runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation_systems(params)]
     gates = evaluation.get("gates_input") or Path(params["base"]["reports"]) / "gates-input.json"

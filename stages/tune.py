@@ -18,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import corpus_config, load_params  # noqa: E402
+from mambomeme.config import corpus_config, load_params, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import TuningError  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.runner import run_benchmark  # noqa: E402
@@ -34,7 +34,7 @@ def main() -> None:
     params = load_params()
     corpus, _ = corpus_config(params)
     settings = params["tuning"]
-    bench_dir = Path(params["evaluation"]["benchmark"])
+    bench_dir = scored_benchmark_dir(params)  # queries + the adjudicated judgement set
     check_tuning_allowed(read_benchmark_meta(bench_dir))  # before any query or qrel is read
     benchmark = load_benchmark(bench_dir)
     engine = Engine.open(Path("build") / corpus, params)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +139,17 @@ def _grade(qid: str, item: str) -> int:
     return 3 if any(w in item for w in wanted) else 1
 
 
-def test_round_trip_queue_third_annotator_and_frozen_set(
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
     pooled: Any, tmp_path: Path, lexical_engine: Any, fixture_build: Path
 ) -> None:
-    bench, out, _ = pooled
-    judgements = tmp_path / "judgements"
+    """pool -> two annotator files -> queue -> third -> frozen set -> rerun is a verified
+    no-op -> a changed annotator file gives a new version and never overwrites the old one."""
+    bench, out, search = pooled
+    judgements, sets, scored = tmp_path / "judgements", tmp_path / "sets", tmp_path / "scored"
     filled_a, filled_b = tmp_path / "a.csv", tmp_path / "b.csv"
     _fill(out / "annotator-a" / "sheet.csv", filled_a, _grade)
     # b: one grade off by 1 on every third-grade item, far off on grumpy, unsafe on evil kermit
@@ -157,52 +164,175 @@ def test_round_trip_queue_third_annotator_and_frozen_set(
     sheets.import_labels(
         filled_b, judgements / "annotator-b.csv", sheets.assigned_pairs(out, "annotator-b")
     )
-    args = (
-        bench,
-        bench / "pool.yaml",
-        out,
-        judgements,
-        judgements / "pooltest-j1",
-        tmp_path / "queue",
-        lexical_engine.items,
-        fixture_build,
-    )
-    code, message = ac.adjudicate_run(*args)
+
+    def adjudicate(pool_dir: Path = out) -> tuple[int, str]:
+        return ac.adjudicate_run(
+            bench,
+            bench / "pool.yaml",
+            pool_dir,
+            judgements,
+            sets,
+            tmp_path / "queue",
+            scored,
+            lexical_engine.items,
+            fixture_build,
+        )
+
+    code, message = adjudicate()
     assert code == 3, message
+    assert "queue/annotator-c" in message and "nothing is frozen" in message
     queue = sorted(map(tuple, sheets.assigned_pairs(tmp_path / "queue", "annotator-c")))
     expected = sorted(
         {(q, i) for q, i in ac_pairs if "grumpy" in i and _grade(q, i) == 3}
         | {(q, i) for q, i in ac_pairs if i == "fx:evil-kermit-01"}
     )
     assert queue == expected
-    assert not (judgements / "pooltest-j1").exists()
+    assert not sets.exists() and not scored.exists()  # nothing frozen, nothing to score
     _fill(
         tmp_path / "queue" / "annotator-c" / "sheet.csv",
         judgements / "annotator-c.csv",
         lambda q, i: 2,
         lambda i: "unsafe",
     )
-    code, message = ac.adjudicate_run(*args)
+    code, message = adjudicate()
     assert code == 0, message
-    bench_loaded = load_benchmark(bench)
-    assert bench_loaded.info.judgement_set == "pooltest-j1"
-    qrels = bench_loaded.qrels
+    assert "frozen (new version)" in message
+    assert sorted(p.name for p in sets.iterdir()) == ["pooltest-j1"]
+    loaded = load_benchmark(scored)
+    assert loaded.info.judgement_set == "pooltest-j1"
+    qrels = loaded.qrels
     assert qrels["fx-entity-02"]["fx:tpl-disaster-girl"] == (3 + 2) // 2  # half rounds down
     assert qrels["fx-entity-02"]["fx:evil-kermit-01"] == 2  # adjudicated
-    assert bench_loaded.safety["fx:evil-kermit-01"] == "unsafe"
+    assert loaded.safety["fx:evil-kermit-01"] == "unsafe"
     for q, i in queue:
         assert qrels[q][i] == 2
-    assert bench_loaded.exact["fx-quote-04"] == (("fx:change-my-mind-01",),)
-    grades = (judgements / "pooltest-j1" / "grades.tsv").read_text().splitlines()
+    assert loaded.exact["fx-quote-04"] == (("fx:change-my-mind-01",),)
+    for name in ("qrels.txt", "safety.tsv", "exact.jsonl", "agreement.json"):
+        assert (scored / name).read_bytes() == (sets / "pooltest-j1" / name).read_bytes()
+    grades = (sets / "pooltest-j1" / "grades.tsv").read_text().splitlines()
     row = next(r.split("\t") for r in grades if "\tfx:tpl-disaster-girl\t" in r)
     assert row[2:6] == ["3", "2", "", "2.5"]
-    report = json.loads((judgements / "pooltest-j1" / "agreement.json").read_text())
+    report = json.loads((sets / "pooltest-j1" / "agreement.json").read_text())
     assert report["queue"] == len(queue)
     assert set(report["slices"]) == {"entity", "quote", "topic", "noisy"}
-    before = {p.name: p.read_bytes() for p in bench.iterdir()}
-    with pytest.raises(BenchmarkError, match="never overwritten"):
-        ac.adjudicate_run(*args)
-    assert {p.name: p.read_bytes() for p in bench.iterdir()} == before
+    record = json.loads((scored / "judgement-set.json").read_text())
+    assert record["judgement_set"] == "pooltest-j1"
+    assert record["coverage"]["pool_unjudged"] == 0
+    assert record["coverage"]["judged_pairs"] == len(ac_pairs)
+
+    # rerun: the set is regenerated, found identical, nothing is written
+    frozen, scored_before = _snapshot(sets), _snapshot(scored)
+    code, message = adjudicate()
+    assert code == 0 and "verified" in message, message
+    assert _snapshot(sets) == frozen and _snapshot(scored) == scored_before
+
+    # the pool again, now knowing the judgements: nothing new to ask, the same candidates
+    names = ["annotator-a", "annotator-b"]
+    repooled = tmp_path / "pools" / "again"
+    judged = ac.judged_by_all(judgements, names)
+    manifest = ac.make_pool(
+        bench, bench / "pool.yaml", repooled, search, lexical_engine.items, fixture_build, judged
+    )
+    assert (manifest["pairs"], manifest["already_judged"], manifest["to_annotate"]) == (
+        len(ac_pairs),
+        len(ac_pairs),
+        0,
+    )
+    assert sheets.assigned_pairs(repooled, "annotator-a") == []
+    assert [c.item_id for c in pooling.read_pool(repooled)] == [
+        c.item_id for c in pooling.read_pool(out)
+    ]  # deterministic
+    # a new candidate (the engine or config changed): a new round, reported, not blocking
+    grown = bench / "pool-grown.yaml"
+    grown.write_text(
+        (bench / "pool.yaml")
+        .read_text()
+        .replace("fx:evil-kermit-01]", "fx:evil-kermit-01, fx:two-buttons-01]")
+    )
+    manifest = ac.make_pool(
+        bench,
+        grown,
+        tmp_path / "pools" / "grown",
+        search,
+        lexical_engine.items,
+        fixture_build,
+        judged,
+    )
+    assert manifest["to_annotate"] == 1
+    assert sheets.assigned_pairs(tmp_path / "pools" / "grown", "annotator-b") == [
+        ("fx-entity-02", "fx:two-buttons-01")
+    ]
+    code, message = adjudicate(tmp_path / "pools" / "grown")
+    assert code == 0 and "verified" in message, message
+    coverage = json.loads((scored / "judgement-set.json").read_text())["coverage"]
+    assert coverage["pool_unjudged"] == 1
+    assert coverage["pool_unjudged_sample"] == [["fx-entity-02", "fx:two-buttons-01"]]
+    assert _snapshot(sets) == frozen
+
+    # a malformed annotator file is refused, naming file and row; nothing is lost or written
+    b_file = judgements / "annotator-b.csv"
+    good_b = b_file.read_bytes()
+    lines = good_b.decode().splitlines()
+    lines[1] = lines[1].rsplit(",", 2)[0] + ",5,safe"
+    b_file.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkError, match=r"annotator-b.csv:2: .*grade must be"):
+        adjudicate()
+    assert _snapshot(sets) == frozen
+
+    # a corrected annotator file (b's 2 -> 3 where a gave 3): a new version j2
+    lines = good_b.decode().splitlines()
+    at = lines.index("fx-quote-04,fx:change-my-mind-01,2,safe")
+    lines[at] = "fx-quote-04,fx:change-my-mind-01,3,safe"
+    b_file.write_text("\n".join(lines) + "\n")
+    code, message = adjudicate()
+    assert code == 0 and "frozen (new version)" in message, message
+    assert sorted(p.name for p in sets.iterdir()) == ["pooltest-j1", "pooltest-j2"]
+    assert {k: v for k, v in _snapshot(sets).items() if k.startswith("pooltest-j1")} == frozen
+    rescored = load_benchmark(scored)
+    assert rescored.info.judgement_set == "pooltest-j2"
+    assert rescored.sha256 != loaded.sha256  # every compared system is rerun and rescored
+    assert rescored.qrels["fx-quote-04"]["fx:change-my-mind-01"] == 3
+    assert loaded.qrels["fx-quote-04"]["fx:change-my-mind-01"] == 2
+    # the first version is still there, untouched, and still verifies
+    b_file.write_bytes(good_b)
+    code, message = adjudicate()
+    assert code == 0 and "pooltest-j1: verified" in message, message
+    assert load_benchmark(scored).info.judgement_set == "pooltest-j1"
+
+
+def test_dev_v1_j1_is_reproduced_from_its_annotator_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The committed dev-v1 annotator files regenerate dev-v1-j1 byte for byte (no new
+    version), against a pool that differs from round 1: judged pairs outside it stay
+    judgements, pool pairs nobody judged are counted."""
+    monkeypatch.chdir(ROOT)  # the stage runs at the repository root (inputs are named so)
+    dev = ROOT / "benchmarks" / "dev-v1"
+    sets = tmp_path / "judgement-sets" / "dev-v1"
+    shutil.copytree(ROOT / "judgement-sets" / "dev-v1", sets)
+    judged = sorted(sheets.read_labels(ROOT / "judgements" / "dev-v1" / "annotator-a.csv"))
+    pool = [pooling.Candidate(q, i, ("bm25@1",)) for q, i in judged[5:]]
+    pool.append(pooling.Candidate(judged[0][0], "memegen:not-judged-yet", ("dense@9",)))
+    pooling.write_pool(tmp_path / "pool", pool, {"pairs": len(pool)})
+    code, message = ac.adjudicate_run(
+        dev,
+        dev / "pool.yaml",
+        tmp_path / "pool",
+        Path("judgements") / "dev-v1",
+        sets,
+        tmp_path / "queue",
+        tmp_path / "scored",
+        {},
+        tmp_path,
+    )
+    assert code == 0, message
+    assert "dev-v1-j1: verified" in message
+    assert _snapshot(sets) == _snapshot(ROOT / "judgement-sets" / "dev-v1")
+    coverage = json.loads((tmp_path / "scored" / "judgement-set.json").read_text())["coverage"]
+    assert coverage["judged_outside_pool"] == 5
+    assert coverage["pool_unjudged"] == 1
+    for name in ("qrels.txt", "safety.tsv", "exact.jsonl", "benchmark.json", "queries.jsonl"):
+        assert (tmp_path / "scored" / name).read_bytes() == (dev / name).read_bytes(), name
 
 
 def test_malformed_annotator_file_is_refused_and_nothing_is_lost(

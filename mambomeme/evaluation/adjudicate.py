@@ -11,12 +11,11 @@ lower grade; rounding down awards a grade only when both annotators support at l
 so Hit@10 and nDCG are not inflated by one generous vote. The unrounded mean and every
 annotator's grade stay in the sidecar grades.tsv.
 
-A judgement set is a folder judgements/<benchmark>/<set>/ that is written once (refused if it
-exists): qrels.txt, safety.tsv, exact.jsonl, grades.tsv, agreement.json, manifest.json. The set
-is then published into the benchmark folder (the same three files plus benchmark.json with
-judgement_set = <set>) after a staging copy of the benchmark has loaded cleanly; each file is
-replaced atomically (temp file + os.replace). The published files are copies of an immutable
-set, so switching sets loses nothing.
+A judgement set is a folder judgement-sets/<benchmark>/<set>/ that is written once (never
+overwritten, see `write_set`): qrels.txt, safety.tsv, exact.jsonl, grades.tsv, agreement.json,
+manifest.json. `set_files` makes its content as a pure function of the annotator files (so an
+existing set is verified by regenerating it, judgement_sets.py) after a staging copy of the
+benchmark with those files has loaded cleanly.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation.agreement import agreement
@@ -141,25 +139,21 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def freeze(
+def set_files(
     benchmark_dir: Path,
-    set_dir: Path,
+    set_name: str,
     queries: Sequence[Query],
     labels: Mapping[str, Mapping[Key, Label]],
     exact: Mapping[str, Sequence[Sequence[str]]],
     inputs: Mapping[str, str],
-) -> dict[str, Any]:
-    """Write the judgement set `set_dir` (new folder) and publish it into `benchmark_dir`.
+) -> dict[str, str]:
+    """The files of judgement set `set_name` (name -> text), checked to make a valid benchmark.
 
-    `labels` holds 'a', 'b' and, when the queue is not empty, 'c'. `inputs` maps input file
-    names to their sha256 for the manifest. Returns the manifest.
+    A pure function of its arguments: the same annotator files always give the same bytes, so
+    an existing set can be verified by regenerating it. `labels` holds 'a', 'b' and, when the
+    queue is not empty, 'c'. `inputs` maps input file names to their sha256 for the manifest.
     """
-    benchmark_dir, set_dir = Path(benchmark_dir), Path(set_dir)
-    if set_dir.exists():
-        raise BenchmarkError(
-            f"{set_dir} exists; a judgement set is never overwritten "
-            "(a new version is a new folder)"
-        )
+    benchmark_dir = Path(benchmark_dir)
     qids = [q.qid for q in queries]
     slice_of = {q.qid: q.slice for q in queries}
     for key in labels["a"]:
@@ -193,11 +187,10 @@ def freeze(
         "agreement.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
     }
     info = json.loads((benchmark_dir / "benchmark.json").read_text(encoding="utf-8"))
-    info["judgement_set"] = set_dir.name
-    info_text = json.dumps(info, indent=2) + "\n"
-    _validate_staged(benchmark_dir, files, info_text)
+    info["judgement_set"] = set_name
+    _validate_staged(benchmark_dir, files, json.dumps(info, indent=2) + "\n")
     manifest = {
-        "judgement_set": set_dir.name,
+        "judgement_set": set_name,
         "benchmark": info.get("name"),
         "safety_policy": SAFETY_POLICY_VERSION,
         "rounding": "final = floor(mean of two grades) unless adjudicated (round half down)",
@@ -207,6 +200,21 @@ def freeze(
         "files": {name: _sha(text) for name, text in files.items()},
     }
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    return files
+
+
+def write_set(set_dir: Path, files: Mapping[str, str]) -> None:
+    """Create the judgement-set folder `set_dir` with `files`, all at once; never overwrites.
+
+    The files go to a staging folder that is then renamed to `set_dir`: the rename fails if
+    `set_dir` exists (or appears meanwhile), so an existing set is never touched or merged.
+    """
+    set_dir = Path(set_dir)
+    if set_dir.exists():
+        raise BenchmarkError(
+            f"{set_dir} exists; a judgement set is never overwritten "
+            "(a new version is a new folder)"
+        )
     set_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=set_dir.parent, prefix=f".{set_dir.name}."))
     staging.chmod(0o755)
@@ -217,10 +225,6 @@ def freeze(
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise BenchmarkError(f"{set_dir}: cannot create the judgement set: {exc}") from None
-    for name in PUBLISHED:
-        _replace(benchmark_dir / name, files[name])
-    _replace(benchmark_dir / "benchmark.json", info_text)
-    return manifest
 
 
 def _validate_staged(benchmark_dir: Path, files: Mapping[str, str], info_text: str) -> None:
@@ -241,7 +245,8 @@ def _validate_staged(benchmark_dir: Path, files: Mapping[str, str], info_text: s
             ) from None
 
 
-def _replace(path: Path, text: str) -> None:
+def replace_file(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically (temp file + fsync + os.replace)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

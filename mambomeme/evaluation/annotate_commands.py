@@ -1,20 +1,23 @@
 """`mambomeme pool`, `mambomeme import-annotations`, `mambomeme adjudicate` (docs/annotation.md).
 
     mambomeme pool --benchmark DIR --out pools/NAME [--config DIR/pool.yaml] [--build DIR]
-                   [--judged BENCHMARK_DIR]
+                   [--judgements judgements/NAME] [--judged BENCHMARK_DIR]
     mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --out CSV
     mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --check
     mambomeme adjudicate --benchmark DIR --pool pools/NAME --judgements judgements/NAME
-                   --set SET --queue-out pools/NAME-queue [--sets-dir DIR] [--build DIR]
+                   --sets-dir judgement-sets/NAME --queue-out pools/NAME-queue
+                   --out reports/.../benchmark [--build DIR]
 
-`adjudicate` exits 3 (and writes the third annotator's blind export to --queue-out) while the
-disagreement queue has pairs and judgements/NAME/annotator-c.csv does not exist yet.
-"""
+The DVC stages `pool` and `adjudicate` (stages/pool.py, stages/adjudicate.py) call the same
+functions with paths from params.yaml. `adjudicate` exits 3 (and writes the third annotator's
+blind export to --queue-out) while disagreement-queue pairs have no grade in
+judgements/NAME/annotator-c.csv."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation import adjudicate as adj
 from mambomeme.evaluation import annotations as sheets
 from mambomeme.evaluation import export, pooling
+from mambomeme.evaluation import judgement_sets as js
 from mambomeme.evaluation.benchmark import Query, load_benchmark
 
 THIRD = "annotator-c"
@@ -37,6 +41,9 @@ def register(subparsers: Any) -> None:
     pool.add_argument("--out", type=Path, required=True, help="new pool folder, e.g. pools/dev-v1")
     pool.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
     pool.add_argument("--judged", type=Path, help="benchmark whose judged pairs are not re-asked")
+    pool.add_argument(
+        "--judgements", type=Path, help="annotator-*.csv folder: pairs all graded are not re-asked"
+    )
     pool.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
     pool.set_defaults(handler=pool_command)
 
@@ -54,11 +61,11 @@ def register(subparsers: Any) -> None:
     adjud.add_argument("--config", type=Path, help="pool config (default: BENCHMARK/pool.yaml)")
     adjud.add_argument("--pool", type=Path, required=True)
     adjud.add_argument("--judgements", type=Path, required=True, help="annotator-*.csv folder")
-    adjud.add_argument("--set", required=True, help="judgement set name, e.g. dev-v1-j1")
     adjud.add_argument(
-        "--sets-dir", type=Path, help="where judgement sets go (default: --judgements)"
+        "--sets-dir", type=Path, required=True, help="judgement-set versions, e.g. judgement-sets/B"
     )
     adjud.add_argument("--queue-out", type=Path, required=True, help="third annotator's export")
+    adjud.add_argument("--out", type=Path, required=True, help="scored benchmark folder to write")
     adjud.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
     adjud.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
     adjud.set_defaults(handler=adjudicate_command)
@@ -90,6 +97,22 @@ def judged_pairs(benchmark_dir: Path | None) -> frozenset[tuple[str, str]]:
     return frozenset((q, i) for q, grades in bench.qrels.items() for i in grades)
 
 
+def annotator_files(judgements: Path, names: Sequence[str]) -> dict[str, Path]:
+    return {name: Path(judgements) / f"{name}.csv" for name in names}
+
+
+def judged_by_all(judgements: Path | None, names: Sequence[str]) -> frozenset[tuple[str, str]]:
+    """The (qid, item) pairs that every annotator's file in `judgements` grades (validated);
+    none while any of the files is missing. These are not asked again."""
+    if judgements is None:
+        return frozenset()
+    files = annotator_files(judgements, names)
+    if not all(path.is_file() for path in files.values()):
+        return frozenset()
+    pairs = [set(sheets.read_labels(path)) for path in files.values()]
+    return frozenset(set.intersection(*pairs))
+
+
 def make_pool(
     benchmark_dir: Path,
     config_path: Path,
@@ -101,6 +124,9 @@ def make_pool(
 ) -> dict[str, Any]:
     """Pool every query and write pool.jsonl, manifest.json and one export per annotator.
 
+    pool.jsonl holds every candidate (with `judged`); the annotator exports hold only the
+    candidates not in `judged` (an empty sheet when nothing is new). Deterministic: the same
+    queries, config, rankings and judged pairs give the same files.
     `search(query, system) -> item ids` (the engine in the CLI, any callable in tests).
     """
     queries = pooling.read_queries(benchmark_dir / "queries.jsonl")
@@ -109,10 +135,11 @@ def make_pool(
     rankings = pooling.collect_rankings(queries, config.systems, search)
     allowed = _partition_filter(config, items)
     pool, left_out = pooling.build_pool(
-        queries, rankings, config, lambda i: i in items, judged, exact, allowed
+        queries, rankings, config, lambda i: i in items, frozenset(), exact, allowed
     )
+    ask = [c for c in pool if (c.qid, c.item_id) not in judged]
     by_qid = {q.qid: q for q in queries}
-    per_query = {q.qid: sum(c.qid == q.qid for c in pool) for q in queries}
+    new_per_query = {q.qid: sum(c.qid == q.qid for c in ask) for q in queries}
     manifest = {
         "benchmark": str(benchmark_dir),
         "systems": list(config.systems),
@@ -120,17 +147,19 @@ def make_pool(
         "annotators": dict(config.annotators),
         "pairs": len(pool),
         "items": len({c.item_id for c in pool}),
-        "per_query": per_query,
-        "already_judged_skipped": len(judged),
+        "per_query": {q.qid: sum(c.qid == q.qid for c in pool) for q in queries},
+        "already_judged": len(pool) - len(ask),
+        "to_annotate": len(ask),
+        "to_annotate_per_query": {q: n for q, n in new_per_query.items() if n},
         "partition": config.partition or "all",
         "left_out_other_partition": len(left_out),
         "queries_sha256": _sha(benchmark_dir / "queries.jsonl"),
         "config_sha256": _sha(config_path),
     }
-    pooling.write_pool(out, pool, manifest)
+    pooling.write_pool(out, pool, manifest, judged)
     for name, seed in config.annotators:
         rows = export.sheet_rows(
-            pooling.annotator_order(pool, seed),
+            pooling.annotator_order(ask, seed),
             by_qid,
             items,
             lambda item: preview_path(build, item),
@@ -185,10 +214,12 @@ def pool_command(args: argparse.Namespace) -> int:
         search,
         engine.items,
         build,
-        judged_pairs(args.judged),
+        judged_pairs(args.judged)
+        | judged_by_all(args.judgements, [name for name, _ in config.annotators]),
     )
     print(
-        f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items, "
+        f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items; "
+        f"{manifest['already_judged']} already judged, {manifest['to_annotate']} new for "
         f"annotators {', '.join(manifest['annotators'])}"
     )
     return 0
@@ -205,58 +236,115 @@ def import_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _queue_export(
+    queue_out: Path,
+    pending: Sequence[tuple[str, str]],
+    queries: Sequence[Query],
+    config: pooling.PoolConfig,
+    items: Mapping[str, Item],
+    build: Path,
+) -> None:
+    """The third annotator's blind export of `pending` in queue_out/annotator-c/ (kept if it
+    already holds exactly those pairs; another queue there is an error, never overwritten)."""
+    folder = queue_out / THIRD
+    if (folder / "assignment.json").exists():
+        if sorted(map(tuple, sheets.assigned_pairs(queue_out, THIRD))) != sorted(pending):
+            raise BenchmarkError(
+                f"{folder} holds another queue than the {len(pending)} pairs now pending; move "
+                "it away (once nobody is filling its sheet) and rerun"
+            )
+        return
+    by_qid = {q.qid: q for q in queries}
+    ordered = pooling.annotator_order(
+        [pooling.Candidate(q, i, ()) for q, i in pending],
+        seed=sum(s for _, s in config.annotators),
+    )
+    rows = export.sheet_rows(ordered, by_qid, items, lambda it: preview_path(build, it))
+    export.write_exports(folder, THIRD, 0, rows)
+
+
+def _sample(pairs: set[tuple[str, str]]) -> list[list[str]]:
+    return [list(p) for p in sorted(pairs)[:10]]
+
+
 def adjudicate_run(
     benchmark_dir: Path,
     config_path: Path,
     pool_dir: Path,
     judgements: Path,
-    set_dir: Path,
+    sets_dir: Path,
     queue_out: Path,
+    scored_out: Path,
     items: Mapping[str, Item],
     build: Path,
 ) -> tuple[int, str]:
-    """(exit code, message): 0 = set frozen, 3 = waiting for the third annotator."""
+    """(exit code, message): 0 = a judgement set verified or frozen and the scored benchmark
+    written to `scored_out`; 3 = waiting for annotators (nothing frozen, nothing scored).
+
+    The annotator files are validated on their own (judgements/<b>/annotator-*.csv), not
+    against the current pool: a judged pair that the regenerated pool no longer holds is still
+    a judgement, and pool pairs nobody judged yet are counted (a new round), not an error.
+    Pairs only one of the two annotators graded are left out of the set and counted.
+    """
     config = pooling.load_pool_config(config_path)
     if len(config.annotators) != 2:
         raise BenchmarkError(f"{config_path}: adjudication needs exactly two annotators")
     queries = pooling.read_queries(benchmark_dir / "queries.jsonl")
-    names = [name for name, _ in config.annotators]
-    files = {name: judgements / f"{name}.csv" for name in names}
+    name = str(json.loads((benchmark_dir / "benchmark.json").read_text("utf-8"))["name"])
+    names = [n for n, _ in config.annotators]
+    files = annotator_files(judgements, names)
+    missing = [str(p) for p in files.values() if not p.is_file()]
+    if missing:
+        return 3, (
+            f"waiting for annotator files {', '.join(missing)} (blind exports in "
+            f"{', '.join(str(pool_dir / n) for n in names)}/)"
+        )
+    first, second = (sheets.read_labels(files[n]) for n in names)
+    both = set(first) & set(second)
+    one_only = set(first) ^ set(second)
     labels = {
-        key: sheets.read_labels(files[name], sheets.assigned_pairs(pool_dir, name))
-        for key, name in zip(("a", "b"), names, strict=True)
+        "a": {k: v for k, v in first.items() if k in both},
+        "b": {k: v for k, v in second.items() if k in both},
     }
     queue = adj.disagreements(labels["a"], labels["b"])
     third_file = judgements / f"{THIRD}.csv"
-    if queue and not third_file.exists():
-        if not (queue_out / THIRD / "assignment.json").exists():
-            by_qid = {q.qid: q for q in queries}
-            ordered = pooling.annotator_order(
-                [pooling.Candidate(q, i, ()) for q, i in queue],
-                seed=sum(s for _, s in config.annotators),
-            )
-            rows = export.sheet_rows(ordered, by_qid, items, lambda it: preview_path(build, it))
-            export.write_exports(queue_out / THIRD, THIRD, 0, rows)
-        elif sorted(map(tuple, sheets.assigned_pairs(queue_out, THIRD))) != queue:
-            raise BenchmarkError(f"{queue_out / THIRD} holds a different queue; use a new folder")
+    third = sheets.read_labels(third_file) if third_file.is_file() else {}
+    pending = [k for k in queue if k not in third]
+    if pending:
+        _queue_export(queue_out, pending, queries, config, items, build)
         return 3, (
-            f"{len(queue)} pairs need a third annotator: give {queue_out / THIRD}/ to them "
-            f"and have them write {third_file}"
+            f"{len(pending)} of {len(queue)} disagreement-queue pairs have no third-annotator "
+            f"grade: give {queue_out / THIRD}/ to a third annotator and have them write "
+            f"{third_file}; nothing is frozen or scored until then"
         )
     if queue:
-        labels["c"] = sheets.read_labels(third_file, sheets.assigned_pairs(queue_out, THIRD))
+        labels["c"] = third
     inputs = {str(p): _sha(p) for p in [*files.values(), *([third_file] if queue else [])]}
-    manifest = adj.freeze(
-        benchmark_dir,
-        set_dir,
-        queries,
-        labels,
-        _exact_targets(config_path, config),
-        inputs,
+    exact = _exact_targets(config_path, config)
+    set_dir, created = js.freeze_version(
+        sets_dir,
+        name,
+        lambda set_name: adj.set_files(benchmark_dir, set_name, queries, labels, exact, inputs),
     )
+    pool = {(c.qid, c.item_id) for c in pooling.read_pool(pool_dir)}
+    coverage = {
+        "pool_pairs": len(pool),
+        "judged_pairs": len(both),
+        "pool_unjudged": len(pool - both),
+        "pool_unjudged_sample": _sample(pool - both),
+        "judged_outside_pool": len(both - pool),
+        "one_annotator_only": len(one_only),
+        "one_annotator_only_sample": _sample(one_only),
+    }
+    record = js.write_scored_benchmark(
+        benchmark_dir, set_dir, scored_out, {"inputs": inputs, "coverage": coverage}
+    )
+    state = "frozen (new version)" if created else "verified: identical to the existing set"
     return 0, (
-        f"judgement set {set_dir}: {manifest['pairs']} pairs, "
-        f"{manifest['adjudicated']} adjudicated; published into {benchmark_dir}"
+        f"judgement set {set_dir}: {state}; {len(both)} pairs, {len(queue)} adjudicated; "
+        f"pool {len(pool)} pairs, {coverage['pool_unjudged']} not yet judged (a new round), "
+        f"{coverage['judged_outside_pool']} judged pairs outside the pool; scored benchmark "
+        f"{scored_out} ({record['judgement_set']})"
     )
 
 
@@ -270,8 +358,9 @@ def adjudicate_command(args: argparse.Namespace) -> int:
         _config_path(args.benchmark, args.config),
         args.pool,
         args.judgements,
-        (args.sets_dir or args.judgements) / args.set,
+        args.sets_dir,
         args.queue_out,
+        args.out,
         ItemTable(build),
         build,
     )

@@ -23,6 +23,7 @@ from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 from mambomeme.errors import BenchmarkError, MamboMemeError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
+from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, sidecar, write_run
@@ -198,13 +199,18 @@ def score_runs(
 def judgement_agreement(
     benchmark_dir: Path, name: str, judgement_set: str
 ) -> dict[str, Any] | None:
-    """Inter-annotator agreement of the benchmark's frozen judgement set, where one exists
-    (judgement-sets/<benchmark>/<set>/agreement.json, written by `mambomeme adjudicate`)."""
-    path = Path("judgement-sets") / name / judgement_set / "agreement.json"
+    """Inter-annotator agreement of the benchmark's frozen judgement set, where one exists: the
+    scored benchmark's copy (benchmark_dir/agreement.json, with judgement-set.json naming the set
+    and how the current pool is covered), else judgement-sets/<benchmark>/<set>/agreement.json."""
+    path = Path(benchmark_dir) / "agreement.json"
+    if not path.exists():
+        path = Path("judgement-sets") / name / judgement_set / "agreement.json"
     if not path.exists():
         return None
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return {"judgement_set": judgement_set, "file": str(path), **data}
+    record = read_record(benchmark_dir)
+    coverage = record.get("coverage") if record else None
+    return {"judgement_set": judgement_set, "file": str(path), "coverage": coverage, **data}
 
 
 def score_command(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 For each query the pool is the deduplicated union of (seeds/000, "Relevance labels"):
   * the top `depth` (10) results of every system in the comparison,
   * the query's manual gold items and hard negatives (pool config),
-minus every (qid, item) already judged in the current judgement set (not asked twice).
+`build_pool` can leave out pairs already judged; the pool stage instead keeps every candidate
+in pool.jsonl (marked `judged`) and gives annotators only the unjudged ones (not asked twice).
 
 The pool keeps where each candidate came from (`sources`, e.g. "bm25@3", "gold") for analysis
 in pools/<benchmark>/pool.jsonl; annotator files never show it (see export.py). Each annotator
@@ -275,15 +276,29 @@ def annotator_order(pool: Sequence[Candidate], seed: int) -> list[Candidate]:
     return ordered
 
 
-def write_pool(out_dir: Path, pool: Sequence[Candidate], manifest: Mapping[str, Any]) -> None:
-    """pool.jsonl (with sources; not for annotators) and manifest.json; refuses to overwrite."""
+def write_pool(
+    out_dir: Path,
+    pool: Sequence[Candidate],
+    manifest: Mapping[str, Any],
+    judged: frozenset[tuple[str, str]] = frozenset(),
+) -> None:
+    """pool.jsonl (with sources and whether the pair is already judged; not for annotators)
+    and manifest.json; refuses to overwrite."""
     out_dir = Path(out_dir)
     for name in (POOL_FILE, MANIFEST_FILE):
         if (out_dir / name).exists():
             raise BenchmarkError(f"{out_dir / name} exists; a new pool is a new folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [
-        json.dumps({"qid": c.qid, "item_id": c.item_id, "sources": list(c.sources)}) for c in pool
+        json.dumps(
+            {
+                "qid": c.qid,
+                "item_id": c.item_id,
+                "sources": list(c.sources),
+                "judged": (c.qid, c.item_id) in judged,
+            }
+        )
+        for c in pool
     ]
     (out_dir / POOL_FILE).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     (out_dir / MANIFEST_FILE).write_text(

@@ -60,6 +60,16 @@ def _agreement_lines(agreement: Mapping[str, Any] | None) -> list[str]:
             f"{safety.get('items')} items; {agreement.get('queue', 0)} pairs went to a "
             "third annotator."
         )
+    coverage = agreement.get("coverage")
+    if coverage:
+        lines.append("")
+        lines.append(
+            f"Pool coverage: the current pool has {coverage['pool_pairs']} (query, item) pairs, "
+            f"{coverage['pool_unjudged']} of them not yet judged (scored as grade 0; a new "
+            f"annotation round); {coverage['judged_outside_pool']} judged pairs are outside "
+            f"the current pool (still judgements); {coverage['one_annotator_only']} pairs "
+            "graded by one annotator only are left out."
+        )
     return lines
 
 
