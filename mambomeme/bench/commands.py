@@ -72,6 +72,17 @@ def _row(name: str, stats: dict[str, Any], note: str = "") -> str:
     return f"  {name:<34} {stats['p50']:>9.2f} {stats['p95']:>9.2f} {stats['mean']:>9.2f}  {note}"
 
 
+def _encode_rows(encode: dict[str, Any]) -> list[str]:
+    rows = [_row("torch (sentence-transformers)", encode["torch"])]
+    if isinstance(encode.get("onnx"), dict):
+        agree = encode["onnx_vs_torch"]
+        note = f"x{agree['speedup_p50']} p50; cosine to torch >= {agree['min_cosine']}"
+        rows.append(_row("onnx runtime", encode["onnx"], note))
+    else:
+        rows.append(f"  onnx runtime: {encode.get('onnx')}")
+    return rows
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The report as a plain-text table (milliseconds unless labelled)."""
     m, lex, dense, hybrid = report["machine"], report["lexical"], report["dense"], report["hybrid"]
@@ -94,9 +105,11 @@ def format_report(report: dict[str, Any]) -> str:
         _row("st util.semantic_search", dense["st_semantic_search"]),
         _row("faiss IndexFlatIP", dense["faiss_flat_ip"]),
         f"  {'floor (bytes / bandwidth)':<34} {dense['floor_ms']:>9.2f}",
-        "encode",
-        _row("one query", report["encode"]),
-        f"hybrid{synthetic if hybrid['synthetic_dense'] else ''}",
+        f"encode one query ({report['encode']['threads']} thread(s); engine uses "
+        f"{report['encode']['engine_uses']})",
+        *_encode_rows(report["encode"]),
+        f"hybrid{synthetic if hybrid['synthetic_dense'] else ''} "
+        f"(query encoder {hybrid['query_encoder']})",
         _row("end to end", hybrid["end_to_end"]),
         *(_row(f"  {k}", v) for k, v in hybrid["timings_ms"].items()),
     ]

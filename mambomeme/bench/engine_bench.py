@@ -6,8 +6,11 @@ Everything is measured in one process and one run, so load on the machine hits e
   lexical    our FTS5 route (AND, then OR refill, eligibility mask, `depth` rows) vs bm25s
   dense      our exact DenseIndex.search vs sentence-transformers util.semantic_search and faiss
              IndexFlatIP, against floor_ms = matrix bytes / bandwidth
-  encode     one query through the sentence-transformers model
-  hybrid     Engine.search(system="hybrid") end to end, with its timings_ms breakdown
+  encode     one query through the sentence-transformers model (torch) and through its ONNX
+             export in ONNX Runtime (query_encoder.py), alternating per query, both with
+             dense.query_threads threads, plus their cosine agreement on the queries
+  hybrid     Engine.search(system="hybrid") end to end, with its timings_ms breakdown, using
+             the configured query encoder (params dense.query_encoder)
   cold start and build: fresh subprocesses (coldstart.py)
 
 Latency is summarised as p50/p95 over `queries` timed calls after `warmup` untimed ones, with
@@ -142,7 +145,7 @@ def synthetic_build(build_dir: Path, scratch: Path, seed: int) -> Path:
     ids = ItemTable(build_dir).ids
     fake = scratch / "synthetic-build"
     (fake / "dense").mkdir(parents=True)
-    for name in ("items.parquet", "lexical.sqlite", "lexical.json", "previews"):
+    for name in ("items.parquet", "lexical.sqlite", "lexical.json", "previews", "query-encoder"):
         if (build_dir / name).exists():
             (fake / name).symlink_to((build_dir / name).resolve())
     matrix = peers.synthetic_matrix(len(ids), DIMENSION, seed)
@@ -209,12 +212,9 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
 
         log("lexical: FTS5 route vs bm25s")
         report["lexical"] = _lexical(config, engine, mask, queries, log, synthetic)
-        log("query encoding")
+        log("query encoding: torch vs ONNX Runtime")
         encoder = Encoder("cpu")
-        report["encode"] = percentiles(
-            timed(lambda t: encoder.encode([t], batch_size=1), queries, config.warmup)
-        )
-        report["encode"]["onnx"] = "not done (optional; see docs/scaling.md)"
+        report["encode"] = _encode(config, params, encoder, queries)
         log("dense: exact search vs semantic_search vs faiss")
         vectors = encoder.encode(queries, batch_size=64)
         dense = DenseIndex(DenseFiles.in_dir(build / "dense"), engine.items.ids)
@@ -366,9 +366,60 @@ def _hybrid(
     breakdown = {k: percentiles([lap.get(k, 0.0) for lap in laps]) for k in phases}
     return {
         "synthetic_dense": synthetic,
+        "query_encoder": engine.config.query_encoder,
         "end_to_end": percentiles(samples),
         "timings_ms": breakdown,
     }
+
+
+def _encode(
+    config: BenchConfig, params: dict[str, Any], encoder: Any, queries: list[str]
+) -> dict[str, Any]:
+    """One query at a time through torch and through ONNX Runtime, alternating so that load on
+    the machine hits both alike; each with dense.query_threads threads (torch's thread count is
+    restored afterwards so the peers below run as before). ONNX is skipped, with the reason,
+    when the build has no exported encoder."""
+    import torch
+
+    from mambomeme.index.query_encoder import (
+        QUERY_ENCODER_DIR,
+        OnnxQueryEncoder,
+        query_encoder_kind,
+    )
+
+    threads = int(params["dense"].get("query_threads", 1))
+    kind = query_encoder_kind(params)
+    out: dict[str, Any] = {"threads": threads, "engine_uses": kind}
+    folder = config.build_dir / QUERY_ENCODER_DIR
+    try:
+        onnx: OnnxQueryEncoder | None = OnnxQueryEncoder(folder, threads)
+    except MamboMemeError as exc:
+        onnx, out["onnx"] = None, f"skipped: {exc}"
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        encoders = {"torch": encoder, **({"onnx": onnx} if onnx is not None else {})}
+        samples: dict[str, list[float]] = {name: [] for name in encoders}
+        for position, query in enumerate([*queries[: config.warmup], *queries]):
+            for name, model in encoders.items():
+                start = time.perf_counter()
+                model.encode([query], batch_size=1)
+                if position >= config.warmup:
+                    samples[name].append((time.perf_counter() - start) * 1000.0)
+        out.update({name: percentiles(values) for name, values in samples.items()})
+        if onnx is not None:
+            ours = onnx.encode(queries, batch_size=64)
+            ref = encoder.encode(queries, batch_size=64)
+            cosine = (ours.astype(np.float64) * ref.astype(np.float64)).sum(axis=1)
+            out["onnx_vs_torch"] = {
+                "min_cosine": round(float(cosine.min()), 7),
+                "max_abs_difference": float(np.abs(ours - ref).max()),
+                "speedup_p50": round(out["torch"]["p50"] / out["onnx"]["p50"], 2),
+                "speedup_p95": round(out["torch"]["p95"] / out["onnx"]["p95"], 2),
+            }
+    finally:
+        torch.set_num_threads(before)
+    return out
 
 
 def targets(report: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,8 @@ LIBRARIES = (
     "torch",
     "sentence-transformers",
     "transformers",
+    "onnx",
+    "onnxruntime",
     "faiss-cpu",
     "bm25s",
     "scipy",

@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mambomeme.errors import ReleaseError
+from mambomeme.errors import IndexError_, ReleaseError
+from mambomeme.index.query_encoder import check_query_encoder
 from mambomeme.release.pointer import (
     POINTER_NAME,
     Release,
@@ -125,7 +126,9 @@ def publish(
     """Copy a build, its corpus manifest and the frozen selection into a new release; switch.
 
     Returns the new current release. Refuses a build without items.parquet and lexical.sqlite,
-    a partial dense index, a build file that would shadow a release file, and an existing id.
+    a partial dense index, a query-encoder folder that does not verify against its manifest or
+    whose weights are not the dense index's, a build file that would shadow a release file, and
+    an existing id. Everything under the build folder (query-encoder/ included) is copied.
     """
     sources = _release_sources(build_dir, corpus_manifest, selection)
     corpus = check_release_id(build_dir.resolve().name, f"{build_dir}: corpus name")
@@ -203,6 +206,10 @@ def _release_sources(build_dir: Path, corpus_manifest: Path, selection: Path) ->
         if present and len(present) != len(DENSE_FILES):
             missing = sorted(f"{folder}{name}" for name in set(DENSE_FILES) - set(present))
             raise ReleaseError(f"--build {build_dir}: partial dense index, missing {missing}")
+    try:  # the ONNX query encoder travels with the build; a broken one is not published
+        check_query_encoder(build_dir)
+    except IndexError_ as exc:
+        raise ReleaseError(f"--build {build_dir}: {exc}") from None
     for label, path in (("corpus manifest", corpus_manifest), ("selection", selection)):
         if not path.is_file():
             raise ReleaseError(f"{label} {path}: file not found")

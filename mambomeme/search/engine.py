@@ -28,6 +28,7 @@ from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
 from mambomeme.index.lexical import LexicalIndex
+from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
@@ -67,6 +68,7 @@ class EngineConfig:
     bounds: Bounds
     device: str
     query_threads: int
+    query_encoder: str  # params dense.query_encoder: onnx or torch
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -85,6 +87,7 @@ class EngineConfig:
             bounds=Bounds.from_params(params["bounds"]),
             device=str(params.get("dense", {}).get("device", "cpu")),
             query_threads=int(params.get("dense", {}).get("query_threads", 1)),
+            query_encoder=query_encoder_kind(params),
         )
 
     def override(self, values: Mapping[str, float]) -> EngineConfig:
@@ -192,12 +195,17 @@ class Engine:
         return variant in self._dense
 
     def load_dense(self, variant: str = "") -> None:
-        from mambomeme.index.dense import DenseFiles, Encoder
+        from mambomeme.index.dense import DenseFiles
         from mambomeme.index.dense_index import DenseIndex
 
         with self._lock:
             if self._encoder is None:
-                self._encoder = Encoder(self.config.device, threads=self.config.query_threads)
+                self._encoder = open_query_encoder(
+                    self.build_dir,
+                    self.config.query_encoder,
+                    self.config.device,
+                    self.config.query_threads,
+                )
             if variant not in self._dense:
                 files = DenseFiles.in_dir(self.build_dir / "dense", variant)
                 self._dense[variant] = DenseIndex(files, self.items.ids)
