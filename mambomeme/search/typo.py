@@ -9,11 +9,19 @@ tokens under three letters are never offered as corrections. "jon sena" -> john,
 "grumpy catt" -> cat, "disater girl" -> disaster. The corrected tokens feed a separate lexical
 "typo" route that is fused like any other route, so a correction can add candidates but never
 removes what the exact words found. rapidfuzz does the distance search in C++.
+
+Cost: a token is compared only with vocabulary tokens that could qualify. Levenshtein distance
+<= d needs a length difference <= d, and a correction needs df >= max(1, RATIO * own df), so
+the vocabulary is kept in one bucket per length, each sorted by df (highest first): a token
+reads the df-eligible prefix of 2d + 1 buckets, not the whole vocabulary. Phonetic keys are
+memoised. The output is the same as a scan of the whole vocabulary (tests/test_typo.py checks
+this against that scan).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from rapidfuzz import process
@@ -58,8 +66,45 @@ class TypoCorrector:
             for t, df in vocabulary.items()
             if len(t) >= 3 and t.isalpha() and t not in STOPWORDS
         }
-        self._choices = sorted(self._df)
         self._max_candidates = max_candidates
+        # length -> tokens of that length by df descending, and their negated dfs (ascending,
+        # for bisect): the df-eligible candidates of a length are a prefix
+        by_length: dict[int, list[str]] = {}
+        for token in self._df:
+            by_length.setdefault(len(token), []).append(token)
+        self._by_length = {
+            n: sorted(tokens, key=self._df.__getitem__, reverse=True)
+            for n, tokens in by_length.items()
+        }
+        self._neg_df = {n: [-self._df[t] for t in tokens] for n, tokens in self._by_length.items()}
+        self._sound: dict[str, str] = {}
+
+    def _phonetic(self, token: str) -> str:
+        """phonetic_key of a vocabulary token, memoised (bounded by the vocabulary)."""
+        key = self._sound.get(token)
+        if key is None:
+            key = self._sound[token] = phonetic_key(token)
+        return key
+
+    def _candidates(self, token: str, edits: int, floor: int) -> list[tuple[str, int]]:
+        """(vocabulary token, distance) within `edits` of `token` with df >= floor."""
+        found: list[tuple[str, int]] = []
+        for length in range(len(token) - edits, len(token) + edits + 1):
+            tokens = self._by_length.get(length)
+            if not tokens:
+                continue
+            end = bisect_right(self._neg_df[length], -floor)
+            if end == 0:
+                continue
+            matches = process.extract(
+                token,
+                tokens[:end],
+                scorer=Levenshtein.distance,
+                score_cutoff=edits,
+                limit=None,
+            )
+            found.extend((cand, int(dist)) for cand, dist, _ in matches)
+        return found
 
     def corrections(self, tokens: Sequence[str]) -> dict[str, list[str]]:
         """token -> more frequent near spellings, for tokens that have any."""
@@ -68,19 +113,15 @@ class TypoCorrector:
             if len(token) < 3 or token in STOPWORDS or not token.isalpha():
                 continue
             own = self._df.get(token, 0)
-            matches = process.extract(
-                token,
-                self._choices,
-                scorer=Levenshtein.distance,
-                score_cutoff=max_edits(token),
-                limit=None,
-            )
-            sound = phonetic_key(token)
             floor = max(1, RATIO * own)
+            matches = self._candidates(token, max_edits(token), floor)
+            if not matches:
+                continue
+            sound = phonetic_key(token)
             better = [
-                (phonetic_key(cand) != sound, dist, -self._df[cand], cand)
-                for cand, dist, _ in matches
-                if cand != token and self._df[cand] >= floor
+                (self._phonetic(cand) != sound, dist, -self._df[cand], cand)
+                for cand, dist in matches
+                if cand != token
             ]
             if better:
                 found[token] = [cand for *_, cand in sorted(better)[: self._max_candidates]]
