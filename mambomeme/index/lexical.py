@@ -6,8 +6,10 @@ frequencies used by the typo-tolerant route.
 
 Search: MATCH on the FTS table first, `ORDER BY rank, rowid` where rank is FTS5's bm25 with our
 column weights (configured once with the 'rank' option), then an eligibility mask applied to the
-rowids; when too few rows survive the mask we fetch the next page (over-fetch and refill), so
-each call returns `depth` eligible rows or every eligible match there is.
+rowids; when too few rows survive the mask we read on past the first page, so each call returns
+`depth` eligible rows or every eligible match there is. `search_tokens` gives the same answer
+for AND/OR of quoted tokens from cached per-token bm25 lists (index/term_scores.py), without
+FTS5 scoring every matching row again on every query.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS, Item
 from mambomeme.errors import IndexError_
 from mambomeme.index import fts_query
+from mambomeme.index.term_scores import TermScores, cacheable
 
 LEXICAL_INDEX_VERSION = "fts5-unicode61-1"
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -87,7 +90,7 @@ def _vocabulary(items: Iterable[Item]) -> Counter[str]:
 class LexicalIndex:
     """Read-only access to a built lexical index."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, term_cache_postings: int = 0) -> None:
         if not path.exists():
             raise IndexError_(f"lexical index not found: {path}")
         uri = f"file:{path.resolve()}?mode=ro"
@@ -99,6 +102,7 @@ class LexicalIndex:
             r[0] for r in self._con.execute("SELECT item_id FROM ids ORDER BY row")
         ]
         self.meta = meta
+        self.terms = TermScores(self._con, len(self.ids), term_cache_postings)
 
     def vocabulary(self) -> dict[str, int]:
         return dict(self._con.execute("SELECT token, df FROM vocab").fetchall())
@@ -106,25 +110,58 @@ class LexicalIndex:
     def search(
         self, expression: str, mask: np.ndarray, depth: int, page: int = 0
     ) -> list[LexicalHit]:
-        """Up to `depth` eligible rows matching `expression` (built by fts_query), best first."""
+        """Up to `depth` eligible rows matching `expression` (built by fts_query), best first.
+
+        The first page is read with a LIMIT; if the mask leaves too few, the same statement
+        order is read on from there to the end (one more scoring pass, not one per page)."""
         page = page or max(depth * 2, 50)
         hits: list[LexicalHit] = []
-        offset = 0
-        while len(hits) < depth:
-            rows = self._con.execute(
-                "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? "
-                "ORDER BY rank, rowid LIMIT ? OFFSET ?",
-                (expression, page, offset),
-            ).fetchall()
-            for row, score in rows:
-                if mask[row]:
-                    hits.append(LexicalHit(int(row), float(score)))
-                    if len(hits) == depth:
-                        break
-            if len(rows) < page:
+        if depth <= 0:
+            return hits
+        sql = "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid"
+        rows = self._con.execute(sql + " LIMIT ?", (expression, page)).fetchall()
+        if self._take(rows, mask, depth, hits) or len(rows) < page:
+            return hits
+        rest = self._con.execute(sql + " LIMIT -1 OFFSET ?", (expression, page))
+        while len(rows := rest.fetchmany(page)) > 0:
+            if self._take(rows, mask, depth, hits):
                 break
-            offset += page
+        rest.close()
         return hits
+
+    @staticmethod
+    def _take(
+        rows: list[tuple[int, float]], mask: np.ndarray, depth: int, hits: list[LexicalHit]
+    ) -> bool:
+        """Append the eligible rows to `hits` until it holds `depth`; True once it does."""
+        for row, score in rows:
+            if mask[row]:
+                hits.append(LexicalHit(int(row), float(score)))
+                if len(hits) == depth:
+                    return True
+        return False
+
+    def note_use(self, tokens: Sequence[str], columns: Sequence[str] | None) -> None:
+        """Count a use of these tokens (once per cue and request, by the routes)."""
+        self.terms.note(tokens, columns)
+
+    def search_tokens(
+        self,
+        tokens: Sequence[str],
+        match_all: bool,
+        columns: Sequence[str] | None,
+        mask: np.ndarray,
+        depth: int,
+    ) -> list[LexicalHit]:
+        """`search(all_of(tokens, columns))` (match_all) or `search(any_of(...))`, same rows and
+        scores, from per-token lists when the cache is on (term_cache_postings > 0), every
+        token is plain ASCII and each is cached or noted in two uses (`note_use`)."""
+        plain = self.terms.enabled and all(cacheable(t) for t in tokens)
+        if not plain or not self.terms.ready(tokens, columns):
+            build = fts_query.all_of if match_all else fts_query.any_of
+            return self.search(build(tokens, columns), mask, depth)
+        found = self.terms.search(tokens, match_all, columns, mask, depth)
+        return [LexicalHit(row, score) for row, score in found]
 
     def close(self) -> None:
         self._con.close()

@@ -61,6 +61,7 @@ class SystemSpec:
 class EngineConfig:
     rrf_k: float
     depth: int
+    term_cache_postings: int  # per-token bm25 lists kept for the lexical routes (rows in all)
     route_weights: Mapping[str, float]
     evidence: EvidenceRule
     group_cap: int
@@ -76,6 +77,7 @@ class EngineConfig:
         return cls(
             rrf_k=float(search["rrf_k"]),
             depth=int(search["depth"]),
+            term_cache_postings=int(search.get("term_cache_postings", 0)),
             route_weights={r: float(search["route_weights"].get(r, 0.0)) for r in ROUTES},
             evidence=EvidenceRule(
                 min_cosine=float(search["min_cosine"]),
@@ -127,10 +129,11 @@ def lexical_candidates(
     """The lexical route for one cue: every token (AND) first; if that finds fewer than
     `depth`, any content word (OR) refills below them (stop words alone would match nearly
     every item)."""
-    hits = index.search(fts_query.all_of(tokens, cols), mask, depth)
+    index.note_use(tokens, cols)
+    hits = index.search_tokens(tokens, True, cols, mask, depth)
     if len(hits) < depth and len(tokens) > 1:
         seen = {h.row for h in hits}
-        extra = index.search(fts_query.any_of(content, cols), mask, depth)
+        extra = index.search_tokens(content, False, cols, mask, depth)
         hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
     return [(h.row, h.score) for h in hits]
 
@@ -160,7 +163,7 @@ class Engine:
         self.build_dir = build_dir
         self.config = config
         self.items = ItemTable(build_dir)
-        self.lexical = LexicalIndex(build_dir / "lexical.sqlite")
+        self.lexical = LexicalIndex(build_dir / "lexical.sqlite", config.term_cache_postings)
         if self.lexical.ids != self.items.ids:
             raise IndexError_(f"{build_dir}/lexical.sqlite does not match items.parquet")
         self.typo = TypoCorrector(self.lexical.vocabulary())
@@ -266,9 +269,11 @@ class Engine:
             for i in active:
                 corrections[i] = self.typo.corrections(content[i])
                 if corrections[i]:
-                    words = [*cue_tokens[i], *(c for cs in corrections[i].values() for c in cs)]
-                    hits = self.lexical.search(fts_query.any_of(words, cols), mask, depth)
-                    lists.append(RouteList(i, "typo", [(h.row, h.score) for h in hits]))
+                    fixes = [c for cs in corrections[i].values() for c in cs]
+                    self.lexical.note_use(fixes, cols)
+                    words = [*cue_tokens[i], *fixes]
+                    fixed = self.lexical.search_tokens(words, False, cols, mask, depth)
+                    lists.append(RouteList(i, "typo", [(h.row, h.score) for h in fixed]))
         clock.lap("typo")
         if "dense" in spec.routes:
             if not self.dense_ready(spec.dense_variant):
