@@ -29,12 +29,15 @@ class EvidenceRule:
 
 def fold(token: str) -> str:
     """Casefolded token without diacritics (as FTS5's remove_diacritics does)."""
+    if token.isascii():  # the common case: NFD leaves ASCII alone and casefold is lower
+        return token.lower()
     decomposed = unicodedata.normalize("NFD", token.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def item_tokens(item: Item, fields: Iterable[str]) -> set[str]:
-    return {fold(t) for name in fields for t in tokenize_all(item.field_text(name))}
+    raw = {t for name in fields for t in tokenize_all(item.field_text(name))}
+    return {fold(t) for t in raw}
 
 
 def coverage(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import Item
@@ -11,6 +12,7 @@ from mambomeme.search.evidence import fold
 from mambomeme.search.results import MatchedField
 
 SNIPPET_CHARS = 80
+ANALYSED_FIELDS_CACHED = 16384  # field texts whose analysis is kept (template texts repeat)
 
 
 def matched_fields(
@@ -21,12 +23,21 @@ def matched_fields(
         return ()
     found = []
     for name in fields:
-        text = normalise(item.field_text(name))
-        words = [fold(w) for w in tokenize_all(text)]
-        hits = [w for w in words if w in wanted]
+        text, first = _analysed(item.field_text(name))
+        hits = [(first[w], w) for w in wanted if w in first]
         if hits:
-            found.append(MatchedField(name, snippet(text, hits[0])))
+            found.append(MatchedField(name, snippet(text, min(hits)[1])))
     return tuple(found)
+
+
+@lru_cache(maxsize=ANALYSED_FIELDS_CACHED)
+def _analysed(raw: str) -> tuple[str, dict[str, int]]:
+    """A field's normalised text and, per folded word, the position of its first occurrence."""
+    text = normalise(raw)
+    first: dict[str, int] = {}
+    for position, word in enumerate(tokenize_all(text)):
+        first.setdefault(fold(word), position)
+    return text, first
 
 
 def snippet(text: str, word: str) -> str:
