@@ -300,12 +300,12 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
     assert load_benchmark(scored).info.judgement_set == "pooltest-j1"
 
 
-def test_dev_v1_j1_is_reproduced_from_its_annotator_files(
+def test_dev_v1_latest_set_is_reproduced_from_its_annotator_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The committed dev-v1 annotator files regenerate dev-v1-j1 byte for byte (no new
-    version), against a pool that differs from round 1: judged pairs outside it stay
-    judgements, pool pairs nobody judged are counted."""
+    """The committed dev-v1 annotator files regenerate the latest set, dev-v1-j2 (rounds 1-3),
+    byte for byte (no new version; dev-v1-j1 untouched), against a pool that differs from the
+    rounds: judged pairs outside it stay judgements, pool pairs nobody judged are counted."""
     monkeypatch.chdir(ROOT)  # the stage runs at the repository root (inputs are named so)
     dev = ROOT / "benchmarks" / "dev-v1"
     sets = tmp_path / "judgement-sets" / "dev-v1"
@@ -326,13 +326,19 @@ def test_dev_v1_j1_is_reproduced_from_its_annotator_files(
         tmp_path,
     )
     assert code == 0, message
-    assert "dev-v1-j1: verified" in message
+    assert "dev-v1-j2: verified" in message
     assert _snapshot(sets) == _snapshot(ROOT / "judgement-sets" / "dev-v1")
     coverage = json.loads((tmp_path / "scored" / "judgement-set.json").read_text())["coverage"]
     assert coverage["judged_outside_pool"] == 5
     assert coverage["pool_unjudged"] == 1
-    for name in ("qrels.txt", "safety.tsv", "exact.jsonl", "benchmark.json", "queries.jsonl"):
-        assert (tmp_path / "scored" / name).read_bytes() == (dev / name).read_bytes(), name
+    latest = ROOT / "judgement-sets" / "dev-v1" / "dev-v1-j2"
+    for name in ("qrels.txt", "safety.tsv", "exact.jsonl"):
+        assert (tmp_path / "scored" / name).read_bytes() == (latest / name).read_bytes(), name
+    assert (tmp_path / "scored" / "queries.jsonl").read_bytes() == (
+        dev / "queries.jsonl"
+    ).read_bytes()
+    info = json.loads((tmp_path / "scored" / "benchmark.json").read_text())
+    assert info["judgement_set"] == "dev-v1-j2"
 
 
 def test_malformed_annotator_file_is_refused_and_nothing_is_lost(
