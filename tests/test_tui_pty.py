@@ -137,6 +137,9 @@ def test_external_viewer_pauses_and_restores_terminal(tmp_path: Path) -> None:
     viewer.write_text(f'#!/bin/sh\nstty -a > {tmp_path}/during\necho "$1" > {tmp_path}/opened\n')
     viewer.chmod(0o755)
     run = Run(tmp_path, env={"MAMBOMEME_VIEWER": str(viewer)})
+    # the "semantic search ready" notice shares the message line: let it arrive first, or on a
+    # loaded machine it can replace the "opened ..." notice this test reads
+    assert run.session.wait_for(lambda: "sem:ready" in run.status(), 30), run.text()
     run.search("john cena", 1)
     run.session.send("o")
     assert run.session.wait_for(lambda: (tmp_path / "opened").exists(), 10)
