@@ -75,7 +75,7 @@ def check_corpus_path(params: dict[str, Any]) -> None:
 
 
 def evaluation_systems(params: dict[str, Any]) -> list[str]:
-    """The systems scored on the selected corpus: corpora.<name>.systems, else evaluation.systems."""
+    """The systems scored on the selected corpus: its `systems`, else evaluation.systems."""
     _, config = corpus_config(params)
     return [str(s) for s in config.get("systems", params["evaluation"]["systems"])]
 

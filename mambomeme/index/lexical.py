@@ -8,12 +8,15 @@ Search: MATCH on the FTS table first, `ORDER BY rank, rowid` where rank is FTS5'
 column weights (configured once with the 'rank' option), then an eligibility mask applied to the
 rowids; when too few rows survive the mask we read on past the first page, so each call returns
 `depth` eligible rows or every eligible match there is. `search_tokens` gives the same answer
-for AND/OR of quoted tokens from cached per-token bm25 lists (index/term_scores.py), without
-FTS5 scoring every matching row again on every query.
+for AND/OR of quoted tokens from per-token bm25 lists (index/term_scores.py: precomputed at build
+time by index/term_lists.py, or fetched and cached), without FTS5 scoring every matching row on
+every query.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,10 +29,16 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS, Item
 from mambomeme.errors import IndexError_
 from mambomeme.index import fts_query
+from mambomeme.index.term_lists import TermLists
 from mambomeme.index.term_scores import TermScores, cacheable
 
 LEXICAL_INDEX_VERSION = "fts5-unicode61-1"
 TOKENIZER = "unicode61 remove_diacritics 2"
+
+
+def ids_digest(ids: Sequence[str]) -> str:
+    """sha256 of the item ids in row order, one per line (recorded in the index's meta)."""
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
 
 
 class LexicalHit(NamedTuple):
@@ -70,7 +79,12 @@ def build_lexical(items: Sequence[Item], path: Path, weights: Mapping[str, float
         con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         con.executemany(
             "INSERT INTO meta VALUES (?, ?)",
-            [("version", LEXICAL_INDEX_VERSION), ("rank", rank), ("count", str(len(items)))],
+            [
+                ("version", LEXICAL_INDEX_VERSION),
+                ("rank", rank),
+                ("count", str(len(items))),
+                ("ids_sha256", ids_digest([it.id for it in items])),
+            ],
         )
         con.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
         con.commit()
@@ -90,7 +104,11 @@ def _vocabulary(items: Iterable[Item]) -> Counter[str]:
 class LexicalIndex:
     """Read-only access to a built lexical index."""
 
-    def __init__(self, path: Path, term_cache_postings: int = 0) -> None:
+    def __init__(
+        self, path: Path, term_cache_postings: int = 0, term_lists: Path | None = None
+    ) -> None:
+        """`term_lists`: a term-lists folder built from this file (index/term_lists.py); every
+        plain token's bm25 list then comes from it, none is fetched from FTS5 at request time."""
         if not path.exists():
             raise IndexError_(f"lexical index not found: {path}")
         uri = f"file:{path.resolve()}?mode=ro"
@@ -98,11 +116,21 @@ class LexicalIndex:
         meta = dict(self._con.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("version") != LEXICAL_INDEX_VERSION:
             raise IndexError_(f"{path}: index version {meta.get('version')!r} is not supported")
-        self.ids: list[str] = [
-            r[0] for r in self._con.execute("SELECT item_id FROM ids ORDER BY row")
-        ]
         self.meta = meta
-        self.terms = TermScores(self._con, len(self.ids), term_cache_postings)
+        self.count = int(meta["count"])
+        lists = None if term_lists is None else TermLists(term_lists, self._con, path)
+        self.terms = TermScores(self._con, self.count, term_cache_postings, lists)
+
+    @functools.cached_property
+    def ids(self) -> list[str]:
+        """Item id of every row (read on first use: 0.3 s on memes-full)."""
+        return [r[0] for r in self._con.execute("SELECT item_id FROM ids ORDER BY row")]
+
+    def same_ids(self, ids: Sequence[str]) -> bool:
+        """Whether the rows are these items in this order (by digest when the build has one)."""
+        if "ids_sha256" in self.meta:
+            return len(ids) == self.count and ids_digest(ids) == self.meta["ids_sha256"]
+        return self.ids == list(ids)
 
     def vocabulary(self) -> dict[str, int]:
         return dict(self._con.execute("SELECT token, df FROM vocab").fetchall())
@@ -154,8 +182,8 @@ class LexicalIndex:
         depth: int,
     ) -> list[LexicalHit]:
         """`search(all_of(tokens, columns))` (match_all) or `search(any_of(...))`, same rows and
-        scores, from per-token lists when the cache is on (term_cache_postings > 0), every
-        token is plain ASCII and each is cached or noted in two uses (`note_use`)."""
+        scores, from per-token lists when every token is plain ASCII and each is precomputed
+        (term lists), cached or noted in two uses (`note_use`, term_cache_postings > 0)."""
         plain = self.terms.enabled and all(cacheable(t) for t in tokens)
         if not plain or not self.terms.ready(tokens, columns):
             build = fts_query.all_of if match_all else fts_query.any_of

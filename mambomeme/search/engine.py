@@ -16,7 +16,7 @@ import dataclasses
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,6 +29,7 @@ from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
+from mambomeme.index.term_lists import TERM_LISTS_DIR
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
@@ -47,6 +48,7 @@ BASE_SYSTEMS: dict[str, tuple[str, ...]] = {
 }
 
 ABLATABLE = ("bm25", "dense", "hybrid")
+PREFETCH = 64  # candidate Items read per batch in the join
 
 
 @dataclass(frozen=True)
@@ -163,13 +165,19 @@ class Engine:
         self.build_dir = build_dir
         self.config = config
         self.items = ItemTable(build_dir)
-        self.lexical = LexicalIndex(build_dir / "lexical.sqlite", config.term_cache_postings)
-        if self.lexical.ids != self.items.ids:
+        lists = build_dir / TERM_LISTS_DIR
+        self.lexical = LexicalIndex(
+            build_dir / "lexical.sqlite",
+            config.term_cache_postings,
+            lists if lists.exists() else None,
+        )
+        if not self.lexical.same_ids(self.items.ids):
             raise IndexError_(f"{build_dir}/lexical.sqlite does not match items.parquet")
-        self.typo = TypoCorrector(self.lexical.vocabulary())
+        self._typo: TypoCorrector | None = None  # built on the first typo-route request
         self._dense: dict[str, Any] = {}
         self._encoder: Any = None
         self._lock = threading.Lock()
+        self._typo_lock = threading.Lock()
         self._token_cache: dict[tuple[int, tuple[str, ...]], set[str]] = {}
 
     @classmethod
@@ -192,6 +200,15 @@ class Engine:
             variant = ablation if "dense" in BASE_SYSTEMS[base] else ""
             return SystemSpec(name, BASE_SYSTEMS[base], fields, variant)
         raise MamboMemeError(f"unknown system {name!r}; known: {', '.join(self.systems())}")
+
+    @property
+    def typo(self) -> TypoCorrector:
+        """The typo corrector over the index vocabulary (0.3 s to build on memes-full, so only
+        systems with the typo route pay it, once per process)."""
+        with self._typo_lock:  # not self._lock: dense loading may hold that for seconds
+            if self._typo is None:
+                self._typo = TypoCorrector(self.lexical.vocabulary())
+            return self._typo
 
     # -- dense loading (once per process, thread-safe) ----------------------------------------
     def dense_ready(self, variant: str = "") -> bool:
@@ -316,7 +333,7 @@ class Engine:
         seen_dups: set[str] = set()
         per_group: dict[str, int] = {}
         results: list[Result] = []
-        for row in order:
+        for row in self._prefetched(order):
             if len(results) == limit:
                 break
             if not self._has_evidence(row, hits_of[row], candidates, config.evidence):
@@ -347,6 +364,13 @@ class Engine:
             )
         clock.lap("join")
         return results
+
+    def _prefetched(self, order: Sequence[int]) -> Iterator[int]:
+        """`order`, with each next PREFETCH rows' Items read in one batch before they are used."""
+        for start in range(0, len(order), PREFETCH):
+            batch = order[start : start + PREFETCH]
+            self.items.prefetch(batch)
+            yield from batch
 
     def _tokens(self, row: int, fields: tuple[str, ...]) -> set[str]:
         """The folded tokens of a row's searchable fields, cached per (row, fields)."""
