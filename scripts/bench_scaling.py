@@ -6,8 +6,8 @@
 Dense: for each size a random L2-normalised float32 matrix (SYNTHETIC: exact-search cost does
 not depend on the values), our DenseIndex.search, sentence-transformers util.semantic_search
 and faiss IndexFlatIP, and the floor = matrix bytes / measured read bandwidth.
-Lexical (when --lexical-build is given): FTS5 indexes built over the first n items of that
-build (n <= its size), our lexical route vs bm25s over the dev benchmark query texts.
+Lexical (when --lexical-build is given): FTS5 indexes and their term lists built over the first
+n items of that build (n <= its size), our lexical route vs bm25s over the dev benchmark texts.
 Prints one row per (size, method) and writes the JSON. Timings only; nothing is asserted.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -85,6 +86,7 @@ def lexical_curve(
     from mambomeme.corpus.ingest import load_items
     from mambomeme.index import fts_query
     from mambomeme.index.lexical import LexicalIndex, build_lexical
+    from mambomeme.index.term_lists import build_term_lists
 
     items = load_items(build)
     texts = engine_bench.load_queries(ROOT / "benchmarks", queries, seed)
@@ -96,7 +98,11 @@ def lexical_curve(
         start = time.perf_counter()
         build_lexical(subset, path, weights)
         build_s = time.perf_counter() - start
-        index = LexicalIndex(path)
+        lists = scratch / f"term-lists-{size}"
+        start = time.perf_counter()
+        build_term_lists(path, lists, progress=False)
+        terms_s = time.perf_counter() - start
+        index = LexicalIndex(path, 0, lists)  # as the engine opens it: precomputed term lists
         bm25s = peers.Bm25sPeer.from_items(subset)
         mask = np.array([item.eligible for item in subset], dtype=bool)
         warm = min(20, len(tokens))
@@ -113,11 +119,13 @@ def lexical_curve(
                     "method": name,
                     **stats,
                     "fts5_build_s": round(build_s, 2),
+                    "term_lists_build_s": round(terms_s, 2),
                     "index_bytes": path.stat().st_size,
                 }
             )
         index.close()
         path.unlink()
+        shutil.rmtree(lists)
     return rows
 
 

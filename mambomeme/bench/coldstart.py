@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -65,6 +66,10 @@ mark("items_loaded", count=len(items))
 start = time.perf_counter()
 build_lexical(items, Path(sys.argv[3]), params["lexical"]["weights"])
 mark("lexical_built", count=len(items), seconds=time.perf_counter() - start)
+from mambomeme.index.term_lists import build_term_lists
+start = time.perf_counter()
+info = build_term_lists(Path(sys.argv[3]), Path(sys.argv[4]), progress=False)
+mark("term_lists_built", postings=info["postings"], seconds=time.perf_counter() - start)
 """
 )
 
@@ -124,18 +129,27 @@ def cold_start(params_path: Path, build_dir: Path, query: str, repeats: int = 3)
 
 
 def build_lexical_figures(params_path: Path, build_dir: Path, scratch: Path) -> dict[str, Any]:
-    """Time a full rebuild of the lexical index into `scratch` (the real one is left alone)."""
-    target = scratch / "lexical.sqlite"
-    marks = run_child(BUILD_LEXICAL, [str(params_path), str(build_dir), str(target)])
-    built = marks["lexical_built"]
+    """Time a full rebuild of the lexical index and its term lists into `scratch` (the real
+    ones are left alone)."""
+    target, lists = scratch / "lexical.sqlite", scratch / "term-lists"
+    marks = run_child(BUILD_LEXICAL, [str(params_path), str(build_dir), str(target), str(lists)])
+    built, terms = marks["lexical_built"], marks["term_lists_built"]
     size = target.stat().st_size
+    lists_size = sum(p.stat().st_size for p in lists.iterdir())
     target.unlink()
+    shutil.rmtree(lists)
     return {
         "items": built["count"],
         "seconds": round(built["seconds"], 2),
         "items_per_s": round(built["count"] / built["seconds"], 1),
         "peak_rss_mib": round(built["maxrss_kib"] / 1024, 1),
         "index_bytes": size,
+        "term_lists": {
+            "postings": terms["postings"],
+            "seconds": round(terms["seconds"], 2),
+            "bytes": lists_size,
+            "peak_rss_mib": round(terms["maxrss_kib"] / 1024, 1),
+        },
     }
 
 
@@ -167,4 +181,7 @@ def disk_sizes(build_dir: Path) -> dict[str, int]:
     )
     if variants:
         sizes["dense/dense-no-*.npy (all ablations)"] = sum(p.stat().st_size for p in variants)
+    lists = build_dir / "term-lists"
+    if lists.is_dir():
+        sizes["term-lists/"] = sum(p.stat().st_size for p in lists.iterdir())
     return sizes

@@ -145,7 +145,8 @@ def synthetic_build(build_dir: Path, scratch: Path, seed: int) -> Path:
     ids = ItemTable(build_dir).ids
     fake = scratch / "synthetic-build"
     (fake / "dense").mkdir(parents=True)
-    for name in ("items.parquet", "lexical.sqlite", "lexical.json", "previews", "query-encoder"):
+    linked = ("items.parquet", "lexical.sqlite", "lexical.json", "term-lists", "previews")
+    for name in (*linked, "query-encoder"):
         if (build_dir / name).exists():
             (fake / name).symlink_to((build_dir / name).resolve())
     matrix = peers.synthetic_matrix(len(ids), DIMENSION, seed)
@@ -272,6 +273,8 @@ def _lexical(
         "bm25s": percentiles(theirs),
         "ours_bm25_system_end_to_end": percentiles(system),
         "bm25s_index_s": round(index_s, 2),
+        "term_lists_precomputed": engine.lexical.terms.precomputed,
+        "multi_token_searches_by_path": dict(engine.lexical.terms.stats),
     }
     bench = corpus_benchmark(config.benchmarks_dir, config.corpus)
     if bench is None:

@@ -153,8 +153,13 @@ def _curve_lines(curve: Sequence[Mapping[str, Any]], top: int = 15) -> list[str]
     if not curve:
         return []
     best = sorted(curve, key=lambda p: -float(p["objective"]))[:top]
-    lines = ["", f"### Tuning curve ({len(curve)} points on dev; top {len(best)})", "",
-             "| objective | phase | configuration |", "| --- | --- | --- |"]
+    lines = [
+        "",
+        f"### Tuning curve ({len(curve)} points on dev; top {len(best)})",
+        "",
+        "| objective | phase | configuration |",
+        "| --- | --- | --- |",
+    ]
     for point in best:
         config = ", ".join(f"{k}={v}" for k, v in sorted(point["config"].items()))
         lines.append(f"| {float(point['objective']):.4f} | {point.get('phase', '')} | {config} |")
