@@ -142,6 +142,12 @@ def format_report(report: dict[str, Any]) -> str:
                 f"build {stage}: {b['items']} items in {b['seconds']} s = {b['items_per_s']} "
                 f"items/s, peak RSS {b['peak_rss_mib']} MiB"
             )
+    if "term_lists" in build.get("lexical", {}):
+        t = build["lexical"]["term_lists"]
+        lines.append(
+            f"build term lists: {t['postings']} postings in {t['seconds']} s, "
+            f"{t['bytes'] / 2**20:.1f} MiB"
+        )
     lines.append("targets:")
     for name, t in report["targets"].items():
         verdict = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")

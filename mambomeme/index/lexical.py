@@ -189,7 +189,7 @@ class LexicalIndex:
             build = fts_query.all_of if match_all else fts_query.any_of
             return self.search(build(tokens, columns), mask, depth)
         found = self.terms.search(tokens, match_all, columns, mask, depth)
-        return [LexicalHit(row, score) for row, score in found]
+        return list(map(LexicalHit._make, found))
 
     def close(self) -> None:
         self._con.close()

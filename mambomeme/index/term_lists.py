@@ -136,8 +136,11 @@ class TermLists:
         tokens = json.loads((directory / "tokens.json").read_text(encoding="utf-8"))
         self._index = {t: i for i, t in enumerate(tokens)}
         self._offsets = np.load(directory / "offsets.npy", allow_pickle=False)
-        self._rows = np.load(directory / "rows.npy", mmap_mode="r", allow_pickle=False)
-        self._scores = np.load(directory / "scores.npy", mmap_mode="r", allow_pickle=False)
+        # plain ndarray views of the maps: slicing a np.memmap costs ~5 us, a view's ~0.3 us
+        self._rows = np.asarray(np.load(directory / "rows.npy", mmap_mode="r", allow_pickle=False))
+        self._scores = np.asarray(
+            np.load(directory / "scores.npy", mmap_mode="r", allow_pickle=False)
+        )
         if len(self._offsets) != len(tokens) + 1 or int(self._offsets[-1]) != len(self._rows):
             raise IndexError_(f"{directory}: offsets do not match tokens.json and rows.npy")
         self._probe(con, tokens, directory)

@@ -90,11 +90,15 @@ class TermScores:
             return None
         return self._lists.get(token)
 
+    def _covered(self, token: str, columns: tuple[str, ...] | None) -> bool:
+        """Whether `_built` has this token's list (the lists hold every plain token)."""
+        return columns is None and self._lists is not None and cacheable(token)
+
     def cached(self, tokens: Sequence[str], columns: Sequence[str] | None) -> bool:
         """Whether every token's list is in the cache (no FTS5 work needed)."""
         cols = None if columns is None else tuple(columns)
         with self._lock:
-            return all((t, cols) in self._cache or self._built(t, cols) is not None for t in tokens)
+            return all((t, cols) in self._cache or self._covered(t, cols) for t in tokens)
 
     def note(self, tokens: Sequence[str], columns: Sequence[str] | None) -> None:
         """Count one more use (one cue of one request) of each distinct uncached token."""
@@ -104,7 +108,7 @@ class TermScores:
                 self._seen.clear()
             for token in set(tokens):
                 key = (token, cols)
-                if key not in self._cache and self._built(token, cols) is None:
+                if key not in self._cache and not self._covered(token, cols):
                     self._seen[key] = self._seen.get(key, 0) + 1
 
     def ready(self, tokens: Sequence[str], columns: Sequence[str] | None) -> bool:
@@ -116,7 +120,7 @@ class TermScores:
             return all(
                 (t, cols) in self._cache
                 or self._seen.get((t, cols), 0) >= 2
-                or self._built(t, cols) is not None
+                or self._covered(t, cols)
                 for t in tokens
             )
 
@@ -269,4 +273,4 @@ def top(rows: np.ndarray, rank: np.ndarray, depth: int) -> list[tuple[int, float
         near = rank <= cut
         rows, rank = rows[near], rank[near]
     order = np.lexsort((rows, rank))[:depth]
-    return [(int(r), float(s)) for r, s in zip(rows[order], rank[order], strict=True)]
+    return list(zip(rows[order].tolist(), rank[order].tolist(), strict=True))
