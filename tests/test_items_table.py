@@ -50,3 +50,10 @@ def test_mask_is_the_schema_rule_and_the_filters(fixture_build: Path) -> None:
         got = table.mask(filters)
         assert got.dtype == np.bool_ and got.tolist() == want, filters
         assert any(want) or filters.template is not None, filters
+
+
+def test_same_items_file_as_ingest() -> None:
+    from mambomeme.corpus import ingest
+    from mambomeme.search import items
+
+    assert items.ITEMS_FILE == ingest.ITEMS_FILE

@@ -12,11 +12,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mambomeme.corpus.ingest import ITEMS_FILE
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, UNLICENSED, Item
 from mambomeme.errors import IndexError_
 from mambomeme.search.results import Filters
+
+ITEMS_FILE = "items.parquet"  # = corpus.ingest.ITEMS_FILE (not imported: ingest pulls in pandas)
 
 # what the eligibility mask, duplicate collapse and group cap need; read at open
 MASK_COLUMNS = (
