@@ -54,6 +54,8 @@ def test_publish_copies_everything_and_manifest_lists_every_sha(tmp_path: Path) 
         (lambda b: (b / "lexical.sqlite").unlink(), "lexical.sqlite is missing"),
         (lambda b: (b / "dense.ids.json").unlink(), "partial dense index"),
         (lambda b: (b / "release.json").write_text("{}"), "clashes"),
+        (lambda b: _term_lists(b, "0" * 64), "term-lists: .*another lexical.sqlite"),
+        (lambda b: _term_lists(b, sha256_file(b / "lexical.sqlite"), b"x"), "sha256 differs"),
     ],
 )
 def test_publish_refuses_incomplete_build(tmp_path: Path, breakage, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -62,6 +64,25 @@ def test_publish_refuses_incomplete_build(tmp_path: Path, breakage, message: str
     with pytest.raises(ReleaseError, match=message):
         publish(build, manifest, selection, tmp_path / "releases")
     assert read_pointer(tmp_path / "releases") is None
+
+
+def _term_lists(build: Path, lexical_sha: str, tamper: bytes = b"") -> None:
+    """A term-lists folder whose manifest names `lexical_sha`; `tamper` changes a file after."""
+    lists = build / "term-lists"
+    lists.mkdir()
+    (lists / "tokens.json").write_text("[]")
+    entry = {"sha256": sha256_file(lists / "tokens.json"), "size": 2}
+    manifest = {"lexical_sha256": lexical_sha, "files": {"tokens.json": entry}}
+    (lists / "manifest.json").write_text(json.dumps(manifest))
+    if tamper:
+        (lists / "tokens.json").write_bytes(tamper + b"]")
+
+
+def test_publish_carries_term_lists_of_its_lexical_index(tmp_path: Path) -> None:
+    build, manifest, selection = make_build(tmp_path, "alpha")
+    _term_lists(build, sha256_file(build / "lexical.sqlite"))
+    release = publish(build, manifest, selection, tmp_path / "releases", now=NOW)
+    assert (release.path / "term-lists" / "manifest.json").is_file()
 
 
 def test_publish_refuses_missing_selection_and_duplicate_id(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from mambomeme.errors import IndexError_, ReleaseError
 from mambomeme.index.query_encoder import check_query_encoder
+from mambomeme.index.term_lists import TERM_LISTS_DIR, verify_term_lists
 from mambomeme.release.pointer import (
     POINTER_NAME,
     Release,
@@ -127,7 +128,8 @@ def publish(
 
     Returns the new current release. Refuses a build without items.parquet and lexical.sqlite,
     a partial dense index, a query-encoder folder that does not verify against its manifest or
-    whose weights are not the dense index's, a build file that would shadow a release file, and
+    whose weights are not the dense index's, term lists not built from its lexical.sqlite (or
+    whose files do not match their sha256), a build file that would shadow a release file, and
     an existing id. Everything under the build folder (query-encoder/ included) is copied.
     """
     sources = _release_sources(build_dir, corpus_manifest, selection)
@@ -210,6 +212,12 @@ def _release_sources(build_dir: Path, corpus_manifest: Path, selection: Path) ->
         check_query_encoder(build_dir)
     except IndexError_ as exc:
         raise ReleaseError(f"--build {build_dir}: {exc}") from None
+    lists = build_dir / TERM_LISTS_DIR
+    if lists.is_dir():  # the term lists travel too, and must be this lexical.sqlite's
+        try:
+            verify_term_lists(lists, build_dir / "lexical.sqlite")
+        except (IndexError_, OSError, ValueError) as exc:
+            raise ReleaseError(f"--build {build_dir}: {TERM_LISTS_DIR}: {exc}") from None
     for label, path in (("corpus manifest", corpus_manifest), ("selection", selection)):
         if not path.is_file():
             raise ReleaseError(f"{label} {path}: file not found")
