@@ -130,3 +130,27 @@ def test_lexical_route_matches_the_engine_bm25_route(lexical_engine: Any) -> Non
         }
         assert all(rows[rank - 1] == row for rank, row in ranked.items()), text
         assert all(mask[r] for r in rows)
+
+
+def test_ratios_are_ours_over_theirs_at_each_percentile() -> None:
+    from mambomeme.bench.engine_bench import ratios
+
+    def p(p50: float, p95: float) -> dict[str, float]:
+        return {"p50": p50, "p95": p95}
+
+    report = {
+        "lexical": {"ours_fts5_route": p(1.0, 4.0), "bm25s": p(2.0, 8.0)},
+        "dense": {
+            "ours_exact_masked": p(30.0, 36.0),
+            "faiss_flat_ip": p(60.0, 72.0),
+            "st_semantic_search": p(300.0, 360.0),
+            "floor_ms": 24.0,
+        },
+        "encode": {"onnx": p(6.0, 8.0), "torch": p(12.0, 16.0)},
+    }
+    got = ratios(report)
+    assert got["lexical_ours_over_bm25s"] == {"p50": 0.5, "p95": 0.5}
+    assert got["dense_ours_over_floor"] == {"p50": 1.25, "p95": 1.5}
+    assert got["dense_ours_over_faiss_flat_ip"] == {"p50": 0.5, "p95": 0.5}
+    assert got["dense_st_over_floor"] == {"p50": 12.5, "p95": 15.0}
+    assert got["encode_onnx_over_torch"] == {"p50": 0.5, "p95": 0.5}

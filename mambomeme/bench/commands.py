@@ -148,6 +148,9 @@ def format_report(report: dict[str, Any]) -> str:
             f"build term lists: {t['postings']} postings in {t['seconds']} s, "
             f"{t['bytes'] / 2**20:.1f} MiB"
         )
+    lines.append("ratios (ours / theirs; below 1 = ours faster), p50 / p95:")
+    for name, r in report.get("ratios", {}).items():
+        lines.append(f"  {name:<36} {r['p50']} / {r['p95']}")
     lines.append("targets:")
     for name, t in report["targets"].items():
         verdict = "n/a" if t["met"] is None else ("met" if t["met"] else "MISSED")

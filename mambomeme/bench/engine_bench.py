@@ -241,6 +241,7 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
                 config.build_dir, config.embed_docs, config.batch_size
             )
         report["targets"] = targets(report)
+        report["ratios"] = ratios(report)
         report["machine"]["load_average_end"] = floor.machine()["load_average_1_5_15"]
         return report
     finally:
@@ -422,6 +423,31 @@ def _encode(
             }
     finally:
         torch.set_num_threads(before)
+    return out
+
+
+def ratios(report: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Our time over each peer's and over the floor, at p50 and p95 (below 1: we are faster)."""
+
+    def ratio(ours: dict[str, float], other: dict[str, float] | float) -> dict[str, float]:
+        return {
+            q: round(ours[q] / (other if isinstance(other, float) else other[q]), 3)
+            for q in ("p50", "p95")
+        }
+
+    lexical, dense = report["lexical"], report["dense"]
+    ours = dense["ours_exact_masked"]
+    out = {
+        "lexical_ours_over_bm25s": ratio(lexical["ours_fts5_route"], lexical["bm25s"]),
+        "dense_ours_over_faiss_flat_ip": ratio(ours, dense["faiss_flat_ip"]),
+        "dense_ours_over_st_semantic_search": ratio(ours, dense["st_semantic_search"]),
+        "dense_ours_over_floor": ratio(ours, float(dense["floor_ms"])),
+        "dense_faiss_over_floor": ratio(dense["faiss_flat_ip"], float(dense["floor_ms"])),
+        "dense_st_over_floor": ratio(dense["st_semantic_search"], float(dense["floor_ms"])),
+    }
+    encode = report["encode"]
+    if isinstance(encode.get("onnx"), dict) and isinstance(encode.get("torch"), dict):
+        out["encode_onnx_over_torch"] = ratio(encode["onnx"], encode["torch"])
     return out
 
 
