@@ -35,8 +35,7 @@ from tqdm import tqdm
 
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.errors import IndexError_
-from mambomeme.index import fts_query
-from mambomeme.index.term_scores import TermList, cacheable
+from mambomeme.index.term_scores import TermList, cacheable, fetch_term
 
 TERM_LISTS_VERSION = "fts5-term-lists-1"
 TERM_LISTS_DIR = "term-lists"
@@ -50,14 +49,6 @@ def _connect(lexical_path: Path) -> sqlite3.Connection:
         raise IndexError_(f"lexical index not found: {lexical_path}")
     uri = f"file:{lexical_path.resolve()}?mode=ro"
     return sqlite3.connect(uri, uri=True, check_same_thread=False)
-
-
-def _one_token(con: sqlite3.Connection, token: str) -> tuple[np.ndarray, np.ndarray]:
-    found = con.execute(
-        "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ?", (fts_query.quote(token),)
-    ).fetchall()
-    pairs = np.array(found, dtype=np.float64).reshape(-1, 2)  # rowids < 2**53: exact
-    return pairs[:, 0].astype(np.int32), -pairs[:, 1]
 
 
 def build_term_lists(lexical_path: Path, out_dir: Path, progress: bool = True) -> dict[str, Any]:
@@ -81,14 +72,14 @@ def build_term_lists(lexical_path: Path, out_dir: Path, progress: bool = True) -
         rows = np.lib.format.open_memmap(tmp / "rows.npy", "w+", np.int32, (total,))
         scores = np.lib.format.open_memmap(tmp / "scores.npy", "w+", np.float64, (total,))
         for i, (token, df) in enumerate(tqdm(vocab, desc="term lists", disable=not progress)):
-            got_rows, got_scores = _one_token(con, token)
-            if len(got_rows) != df or np.any(np.diff(got_rows) <= 0):
+            found = fetch_term(con, token)
+            if len(found.rows) != df:
                 raise IndexError_(
-                    f"{lexical_path}: term {token!r} has {len(got_rows)} rows in MATCH but "
-                    f"df {df} in fts5vocab (or rows out of order)"
+                    f"{lexical_path}: term {token!r} has {len(found.rows)} rows in MATCH but "
+                    f"df {df} in fts5vocab"
                 )
-            rows[offsets[i] : offsets[i + 1]] = got_rows
-            scores[offsets[i] : offsets[i + 1]] = got_scores
+            rows[offsets[i] : offsets[i + 1]] = found.rows
+            scores[offsets[i] : offsets[i + 1]] = found.contribution
         rows.flush()
         scores.flush()
         del rows, scores
@@ -170,12 +161,12 @@ class TermLists:
             return
         picks = sorted({int(small[int(j)]) for j in np.linspace(0, len(small) - 1, PROBES)})
         for i in picks:
-            want_rows, want_scores = _one_token(con, tokens[i])
+            want = fetch_term(con, tokens[i])
             got = self.get(tokens[i])
             assert got is not None
             if not (
-                np.array_equal(got.rows, want_rows)
-                and np.array_equal(got.contribution, want_scores)
+                np.array_equal(got.rows, want.rows)
+                and np.array_equal(got.contribution, want.contribution)
             ):
                 raise IndexError_(
                     f"{directory}: term {tokens[i]!r} differs from lexical.sqlite; "

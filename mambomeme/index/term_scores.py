@@ -146,15 +146,7 @@ class TermScores:
         return fetched
 
     def _fetch(self, token: str, columns: Sequence[str] | None) -> TermList:
-        found = self._con.execute(
-            "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ?",
-            (fts_query.any_of([token], columns),),
-        ).fetchall()
-        if not found:
-            return TermList(np.zeros(0, np.int32), np.zeros(0, np.float64))
-        pairs = np.array(found, dtype=np.float64)  # rowids < 2**53 are exact in float64
-        order = np.argsort(pairs[:, 0], kind="stable")  # FTS5 gives rowid order; made sure
-        return TermList(pairs[order, 0].astype(np.int32), -pairs[order, 1])
+        return fetch_term(self._con, token, columns)
 
     def search(
         self,
@@ -210,6 +202,21 @@ def _combine(
         count[at] += 1
     keep = (count == len(lists) if match_all else count > 0) & mask[slots]
     return slots[keep], -total[keep]
+
+
+def fetch_term(
+    con: sqlite3.Connection, token: str, columns: Sequence[str] | None = None
+) -> TermList:
+    """One token's list as FTS5 reports it (rowid, -rank of `MATCH '"tok"'`), rows ascending."""
+    found = con.execute(
+        "SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ?",
+        (fts_query.any_of([token], columns),),
+    ).fetchall()
+    if not found:
+        return TermList(np.zeros(0, np.int32), np.zeros(0, np.float64))
+    pairs = np.array(found, dtype=np.float64)  # rowids < 2**53 are exact in float64
+    order = np.argsort(pairs[:, 0], kind="stable")  # FTS5 gives rowid order; made sure
+    return TermList(pairs[order, 0].astype(np.int32), -pairs[order, 1])
 
 
 def _union_pruned(
