@@ -107,5 +107,5 @@ def test_top_is_exact_at_ties_on_the_depth_boundary() -> None:
     rank = np.array([-2.0, -1.0, -1.0, -3.0, -1.0, -1.0])
     assert top(rows, rank, 3) == [(1, -3.0), (9, -2.0), (2, -1.0)]
     assert top(rows, rank, 0) == []
-    empty = TermList(np.zeros(0, np.int64), np.zeros(0))
+    empty = TermList(np.zeros(0, np.int64), np.zeros(0), 0.0)
     assert top(empty.rows, empty.contribution, 5) == []

@@ -126,6 +126,7 @@ class TermLists:
                 raise IndexError_(f"{path}: missing or not the size its manifest records")
         tokens = json.loads((directory / "tokens.json").read_text(encoding="utf-8"))
         self._index = {t: i for i, t in enumerate(tokens)}
+        self._tops: dict[int, float] = {}  # term -> largest contribution, filled on first use
         self._offsets = np.load(directory / "offsets.npy", allow_pickle=False)
         # plain ndarray views of the maps: slicing a np.memmap costs ~5 us, a view's ~0.3 us
         self._rows = np.asarray(np.load(directory / "rows.npy", mmap_mode="r", allow_pickle=False))
@@ -146,9 +147,13 @@ class TermLists:
             return None
         i = self._index.get(token.lower())
         if i is None:
-            return TermList(np.zeros(0, np.int32), np.zeros(0, np.float64))
+            return TermList(np.zeros(0, np.int32), np.zeros(0, np.float64), 0.0)
         lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
-        return TermList(self._rows[lo:hi], self._scores[lo:hi])
+        rows, scores = self._rows[lo:hi], self._scores[lo:hi]
+        top = self._tops.get(i)
+        if top is None:  # each term's bound is read once per process (dict writes are atomic)
+            top = self._tops[i] = float(scores.max())
+        return TermList(rows, scores, top)
 
     def _probe(self, con: sqlite3.Connection, tokens: list[str], directory: Path) -> None:
         """Compare a few rare terms (spread over the sorted list) with FTS5, bit for bit: every

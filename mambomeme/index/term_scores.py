@@ -48,6 +48,12 @@ COMMON = 20  # OR: a list in more than 1/COMMON of the rows may be pruned (_unio
 class TermList(NamedTuple):
     rows: np.ndarray  # int32 rowids matching the token, ascending
     contribution: np.ndarray  # float64 ci per row (= -rank of the one-token query)
+    top: float  # the largest contribution (0.0 when empty): the list's MaxScore bound
+
+
+def term_list(rows: np.ndarray, contribution: np.ndarray) -> TermList:
+    """A TermList with its bound computed (once per list, not per query)."""
+    return TermList(rows, contribution, float(contribution.max()) if len(contribution) else 0.0)
 
 
 def cacheable(token: str) -> bool:
@@ -213,10 +219,10 @@ def fetch_term(
         (fts_query.any_of([token], columns),),
     ).fetchall()
     if not found:
-        return TermList(np.zeros(0, np.int32), np.zeros(0, np.float64))
+        return term_list(np.zeros(0, np.int32), np.zeros(0, np.float64))
     pairs = np.array(found, dtype=np.float64)  # rowids < 2**53 are exact in float64
     order = np.argsort(pairs[:, 0], kind="stable")  # FTS5 gives rowid order; made sure
-    return TermList(pairs[order, 0].astype(np.int32), -pairs[order, 1])
+    return term_list(pairs[order, 0].astype(np.int32), -pairs[order, 1])
 
 
 def _union_pruned(
@@ -241,11 +247,7 @@ def _union_pruned(
     slots = slots[mask[slots]]
     if len(slots) < depth:
         return None
-    bound = sum(
-        float(lst.contribution.max())
-        for lst, c in zip(lists, common, strict=True)
-        if c and len(lst.rows)
-    )
+    bound = sum(lst.top for lst, c in zip(lists, common, strict=True) if c)
     total = np.zeros(len(slots), dtype=np.float64)
     for lst in lists:  # phrase order, as FTS5 sums
         if len(lst.rows) == 0:
