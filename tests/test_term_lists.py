@@ -3,7 +3,6 @@ refused when they do not belong to the lexical.sqlite beside them."""
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import sqlite3
@@ -12,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lexical_support import fixture_cues, pairs
 
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_
@@ -19,8 +19,6 @@ from mambomeme.index import fts_query
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.term_lists import TERM_LISTS_DIR, build_term_lists, verify_term_lists
 from mambomeme.index.term_scores import cacheable
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -31,18 +29,6 @@ def index(fixture_build: Path) -> LexicalIndex:
         term_cache_postings=0,
         term_lists=fixture_build / TERM_LISTS_DIR,
     )
-
-
-def _cues() -> list[list[str]]:
-    texts = ["john cena", "you can't see me", "the", "a of the", "JOHN Cena", "xyzzy john"]
-    for line in (ROOT / "benchmarks" / "fixture" / "queries.jsonl").read_text().splitlines():
-        if line.strip():
-            texts.append(str(json.loads(line)["text"]))
-    return [t for t in (fts_query.tokenize(x) for x in texts) if t]
-
-
-def _pairs(hits: list[Any]) -> list[tuple[int, float]]:
-    return [(h.row, h.score) for h in hits]
 
 
 def _statements(index: LexicalIndex) -> list[str]:
@@ -58,15 +44,15 @@ def test_lists_give_fts5_ranking_bit_for_bit_and_never_ask_fts5(index: LexicalIn
         np.array([rnd.random() < p for _ in range(n)]) for p in (0.1, 0.5)
     ]
     compared = nonempty = from_lists = 0
-    for tokens in _cues():
+    for tokens in fixture_cues():
         content = fts_query.content_tokens(tokens)
         for match_all, words in ((True, tokens), (False, content), (False, tokens + tokens[:1])):
             build = fts_query.all_of if match_all else fts_query.any_of
             for mask in masks:
                 for depth in (1, 10, 100):
-                    expected = _pairs(index.search(build(words), mask, depth))
+                    expected = pairs(index.search(build(words), mask, depth))
                     seen = _statements(index)
-                    got = _pairs(index.search_tokens(words, match_all, None, mask, depth))
+                    got = pairs(index.search_tokens(words, match_all, None, mask, depth))
                     index._con.set_trace_callback(None)  # noqa: SLF001
                     assert got == expected, (words, match_all, depth)
                     if all(cacheable(w) for w in words):
@@ -82,9 +68,9 @@ def test_lists_give_fts5_ranking_bit_for_bit_and_never_ask_fts5(index: LexicalIn
 def test_column_subsets_still_match_fts5_through_fts5(index: LexicalIndex) -> None:
     mask = np.ones(len(index.ids), bool)
     cols = [f for f in SEARCH_FIELDS if f != "template"]
-    for tokens in _cues()[:12]:
-        got = _pairs(index.search_tokens(tokens, False, cols, mask, 10))
-        assert got == _pairs(index.search(fts_query.any_of(tokens, cols), mask, 10))
+    for tokens in fixture_cues()[:12]:
+        got = pairs(index.search_tokens(tokens, False, cols, mask, 10))
+        assert got == pairs(index.search(fts_query.any_of(tokens, cols), mask, 10))
 
 
 def test_lists_are_complete(fixture_build: Path, index: LexicalIndex) -> None:

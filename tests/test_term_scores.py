@@ -2,46 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from lexical_support import fixture_cues, pairs
 
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.index import fts_query
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.term_scores import TermList, top
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> LexicalIndex:
-    """The fixture corpus's real lexical index, with the per-token cache on."""
-    from mambomeme.config import load_params
-    from mambomeme.corpus.ingest import ingest
-    from mambomeme.index.build import build_lexical_index
-
-    build = tmp_path_factory.mktemp("terms-build")
-    manifest = build / "corpus-fixture.json"
-    config = {"source": "fixture", "path": str(ROOT / "fixture")}
-    ingest("fixture", config, build, manifest, strict=True, knowledge_dir=ROOT / "knowledge")
-    build_lexical_index(build, manifest, load_params(ROOT / "params.yaml")["lexical"]["weights"])
-    return LexicalIndex(build / "lexical.sqlite", term_cache_postings=100_000)
-
-
-def _cues() -> list[list[str]]:
-    texts = ["john cena", "you can't see me", "the", "a of the", "jon sena john cena cena"]
-    for line in (ROOT / "benchmarks" / "fixture" / "queries.jsonl").read_text().splitlines():
-        if line.strip():
-            texts.append(str(json.loads(line)["text"]))
-    return [t for t in (fts_query.tokenize(x) for x in texts) if t]
-
-
-def _pairs(hits: list[object]) -> list[tuple[int, float]]:
-    return [(h.row, h.score) for h in hits]  # type: ignore[attr-defined]
+def index(fixture_build: Path) -> LexicalIndex:
+    """The fixture corpus's real lexical index, its build's term lists not used: the per-token
+    cache fetches lists from FTS5 (term_cache_postings)."""
+    return LexicalIndex(fixture_build / "lexical.sqlite", term_cache_postings=100_000)
 
 
 def test_same_rows_and_scores_as_fts5_for_and_or_masks_columns_depths(
@@ -54,7 +32,7 @@ def test_same_rows_and_scores_as_fts5_for_and_or_masks_columns_depths(
     ]
     columns = [None, ["title", "ocr_text"], [f for f in SEARCH_FIELDS if f != "template"]]
     compared = nonempty = and_from_lists = 0
-    for tokens in _cues():
+    for tokens in fixture_cues():
         content = fts_query.content_tokens(tokens)
         for match_all, words in ((True, tokens), (False, content), (False, tokens + tokens[:1])):
             build = fts_query.all_of if match_all else fts_query.any_of
@@ -63,8 +41,8 @@ def test_same_rows_and_scores_as_fts5_for_and_or_masks_columns_depths(
                     for depth in (1, 3, 10, 100):
                         index.note_use(words, cols)
                         and_from_lists += match_all and index.terms.cached(words, cols)
-                        expected = _pairs(index.search(build(words, cols), mask, depth))
-                        got = _pairs(index.search_tokens(words, match_all, cols, mask, depth))
+                        expected = pairs(index.search(build(words, cols), mask, depth))
+                        got = pairs(index.search_tokens(words, match_all, cols, mask, depth))
                         assert got == expected, (words, match_all, cols, depth)
                         compared += 1
                         nonempty += bool(expected) and len(words) > 1
@@ -75,7 +53,7 @@ def test_same_rows_and_scores_as_fts5_for_and_or_masks_columns_depths(
 def test_non_ascii_tokens_go_to_fts5_whole(index: LexicalIndex) -> None:
     mask = np.ones(len(index.ids), bool)
     words = ["kannst", "nicht", "sehen", "überall"]
-    assert _pairs(index.search_tokens(words, False, None, mask, 10)) == _pairs(
+    assert pairs(index.search_tokens(words, False, None, mask, 10)) == pairs(
         index.search(fts_query.any_of(words), mask, 10)
     )
 
@@ -84,11 +62,11 @@ def test_a_token_list_is_fetched_from_its_second_use_on(index: LexicalIndex) -> 
     mask = np.ones(len(index.ids), bool)
     words = ["invisible", "wrestler"]
     index.note_use(words, ["title"])
-    first = _pairs(index.search_tokens(words, False, ["title"], mask, 10))
-    again = _pairs(index.search_tokens(words, False, ["title"], mask, 10))
+    first = pairs(index.search_tokens(words, False, ["title"], mask, 10))
+    again = pairs(index.search_tokens(words, False, ["title"], mask, 10))
     assert not index.terms.cached(words, ["title"])  # one use, searched twice: FTS5 alone
     index.note_use(words, ["title"])
-    second = _pairs(index.search_tokens(words, False, ["title"], mask, 10))
+    second = pairs(index.search_tokens(words, False, ["title"], mask, 10))
     assert index.terms.cached(words, ["title"]) and first == again == second and first
 
 
