@@ -1,4 +1,4 @@
-"""CLI registration: `mambomeme tui`, `mambomeme bench tui`, `mambomeme feedback delete`."""
+"""CLI registration: `mambomeme tui`, `bench tui`, `feedback delete|report|export`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mambomeme.errors import MamboMemeError
 from mambomeme.tui import feedback
+
+if TYPE_CHECKING:
+    from mambomeme.tui.feedback_report import LineProblem, SliceIndex
 
 INTERFACE_VERSION = "mambomeme-tui-1"
 ENV_FAKE = "MAMBOMEME_TUI_FAKE_ENGINE"
@@ -82,6 +86,29 @@ def register(sub: Any) -> None:
     d = fsub.add_parser("delete", help="delete the local events file now")
     d.add_argument("--feedback-file", type=Path)
     d.set_defaults(handler=run_feedback_delete)
+    r = fsub.add_parser("report", help="interaction metrics from the local events file")
+    r.add_argument("--feedback-file", type=Path)
+    r.add_argument("--since", type=int, metavar="DAYS", help="only the last DAYS days (<= 30)")
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
+    r.add_argument(
+        "--out", type=Path, metavar="DIR", help="write feedback-report.json and the rank plot"
+    )
+    r.add_argument(
+        "--benchmark",
+        type=Path,
+        metavar="DIR",
+        help="slices from DIR/queries.jsonl (default: params evaluation.benchmark when readable)",
+    )
+    r.add_argument("--params", type=Path, default=Path("params.yaml"))
+    r.set_defaults(handler=run_feedback_report)
+    e = fsub.add_parser("export", help="write a copy of the events for sharing (asks first)")
+    e.add_argument("--feedback-file", type=Path)
+    e.add_argument("--out", type=Path, required=True, metavar="FILE", help="a new file")
+    e.add_argument("--yes", action="store_true", help="confirm without a prompt (scripts)")
+    e.add_argument(
+        "--with-queries", action="store_true", help="include query text (left out by default)"
+    )
+    e.set_defaults(handler=run_feedback_export)
 
 
 def _bench_subparsers(sub: Any) -> Any:
@@ -235,4 +262,90 @@ def run_bench(args: argparse.Namespace) -> int:
 def run_feedback_delete(args: argparse.Namespace) -> int:
     path = args.feedback_file or feedback.default_path()
     print(f"deleted {path}" if feedback.delete_events(path) else f"no events file at {path}")
+    return 0
+
+
+def _print_skipped(path: Path, problems: Sequence[LineProblem]) -> None:
+    for problem in problems:
+        print(f"{path}:{problem.line}: skipped: {problem.reason}", file=sys.stderr)
+
+
+def _report_slices(args: argparse.Namespace) -> tuple[SliceIndex | None, str]:
+    """The benchmark slice index: --benchmark must load; the params default may be absent."""
+    import yaml
+
+    from mambomeme.tui import feedback_report
+
+    if args.benchmark is not None:
+        return feedback_report.load_slices(args.benchmark), ""
+    try:
+        bench = Path(_params(args.params)["evaluation"]["benchmark"])
+        return feedback_report.load_slices(bench), ""
+    except (MamboMemeError, KeyError, TypeError, yaml.YAMLError) as exc:
+        return None, f"none (no readable evaluation.benchmark in {args.params}: {exc})"
+
+
+def run_feedback_report(args: argparse.Namespace) -> int:
+    """Print the metrics (text or --json); exit 1 when there are no events to count."""
+    from mambomeme.tui import feedback_report
+
+    path = args.feedback_file or feedback.default_path()
+    now = feedback.utc_now()
+    try:
+        selection = feedback_report.select_events(path, now, args.since)
+    except feedback_report.NoEventsError as exc:
+        _print_skipped(path, exc.problems)
+        print(f"mambomeme: feedback report: {exc}", file=sys.stderr)
+        return 1
+    _print_skipped(path, selection.problems)
+    slices, note = _report_slices(args)
+    report = feedback_report.build_report(selection, now, args.since, slices, note)
+    data = report.to_dict()
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(feedback_report.render_text(report), end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        out_json = args.out / "feedback-report.json"
+        out_png = args.out / "feedback-chosen-rank.png"
+        out_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        out_png.write_bytes(feedback_report.chosen_rank_png(report))
+        print(f"wrote {out_json} and {out_png}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def run_feedback_export(args: argparse.Namespace) -> int:
+    """Copy the events to a new file after an explicit yes; nothing is ever uploaded."""
+    from mambomeme.tui import feedback_report
+
+    path = args.feedback_file or feedback.default_path()
+    try:
+        selection = feedback_report.select_events(path, feedback.utc_now())
+    except feedback_report.NoEventsError as exc:
+        _print_skipped(path, exc.problems)
+        print(f"mambomeme: feedback export: {exc}", file=sys.stderr)
+        return 1
+    _print_skipped(path, selection.problems)
+    feedback_report.ensure_new(args.out)
+    what = "WITH query text" if args.with_queries else "without query text"
+    count = len(selection.events)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(
+                "mambomeme: feedback export: not confirmed: stdin is not a terminal, so there is "
+                "no one to ask; pass --yes to confirm (query text is left out unless "
+                "--with-queries). Nothing was written.",
+                file=sys.stderr,
+            )
+            return 2
+        answer = input(
+            f"Write {count} events from {path} to {args.out} ({what}) for you to share? "
+            "Nothing is uploaded. [y/N] "
+        )
+        if answer.strip().lower() not in {"y", "yes"}:
+            print("not confirmed; nothing was written")
+            return 1
+    written = feedback_report.write_export(selection.events, args.out, args.with_queries)
+    print(f"wrote {written} events to {args.out} ({what}); nothing was uploaded")
     return 0
