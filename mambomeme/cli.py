@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mambomeme.release.commands",
         "mambomeme.bench.commands",
         "mambomeme.tui.commands",
+        "mambomeme.moderation.commands",
     ):
         try:
             module = __import__(module_name, fromlist=["register"])

@@ -11,6 +11,7 @@ from _common import run  # noqa: E402
 
 from mambomeme.config import check_corpus_path, corpus_config, load_params  # noqa: E402
 from mambomeme.corpus.ingest import ingest  # noqa: E402
+from mambomeme.moderation.apply import model_reclassifier  # noqa: E402
 
 
 def main() -> None:
@@ -28,12 +29,16 @@ def main() -> None:
         Path("manifests") / f"corpus-{corpus}.json",
         strict,
         Path(params["ingest"]["knowledge"]),
+        model_reclassifier(params, config),
     )
     counts = result.manifest["counts"]
     print(
         f"ingest {corpus}: {counts['input']} records = {counts['accepted']} accepted "
         f"+ {counts['rejected']} rejected; {counts['eligible']} eligible"
     )
+    model = result.manifest["safety_model"]
+    if model["applied"]:
+        print(f"  safety model: {model['flagged_by_model']} more item(s) unsafe")
     for reject in result.rejects[:50]:
         print(f"  reject {reject}")
 

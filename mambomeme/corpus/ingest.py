@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pandas as pd
@@ -64,11 +65,41 @@ def duplicate_key(item: Item) -> str:
     return "id:" + item.id
 
 
+VARIANT_VERSION = "variant-v1"
+_WORD = re.compile(r"[^\W_]+")
+
+
+def caption_skeleton(text: str) -> str:
+    """What is left of a caption when the edits of a re-upload are undone: case, punctuation,
+    spacing, stretched letters ("sooo") and word order. Two captions with the same skeleton
+    are near-identical."""
+    words = _WORD.findall(re.sub(r"['\u2019]", "", normalise(text).casefold()))
+    squeezed = {re.sub(r"(.)\1{2,}", r"\1", w) for w in words}
+    return " ".join(sorted(squeezed))
+
+
+def variant_key(item: Item) -> str:
+    """Items with the same key are variants of one meme: the same picture (the same template
+    group; without one, the same image bytes) with a near-identical caption (the same
+    `caption_skeleton`), e.g. a re-encoded re-upload. The engine shows at most
+    `search.group_cap` items of a key; items of one template with different captions are
+    different memes and are never capped together. Exact duplicates (`duplicate_key`) collapse
+    before this."""
+    skeleton = caption_skeleton(item.ocr_text)
+    picture = item.template_group or item.image_sha256
+    if not skeleton or not picture:
+        return "id:" + item.id
+    text = picture + "\n" + skeleton
+    return "var:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def validate_all(records: Iterable[RawRecord]) -> tuple[list[Item], list[str], int]:
-    """Validate every raw record; duplicate ids are rejects too (the first one wins)."""
+    """Validate every raw record; duplicate ids are rejects too (the first one wins), and so is
+    a record whose generated preview file another record already names."""
     items: list[Item] = []
     rejects: list[str] = []
     seen: dict[str, str] = {}
+    previews: dict[str, str] = {}  # relative preview path -> where its first record is
     count = 0
     for where, record, error in records:
         count += 1
@@ -83,10 +114,24 @@ def validate_all(records: Iterable[RawRecord]) -> tuple[list[Item], list[str], i
         if item.id in seen:
             rejects.append(f"{where}:id:duplicate id {item.id!r} (first at {seen[item.id]})")
             continue
+        preview = generated_preview(item)
+        if preview in previews:
+            rejects.append(f"{where}:preview:same preview file as {previews[preview]}")
+            continue
         seen[item.id] = where
+        if preview:
+            previews[preview] = where
         items.append(item)
     items.sort(key=lambda it: it.id)
     return items, rejects, count
+
+
+def generated_preview(item: Item) -> str:
+    """The preview file ingest draws for the item (normalised relative path), else ""."""
+    raw = item.preview.replace("\\", "/")
+    if not raw or raw.startswith("/") or Path(raw).is_absolute():
+        return ""
+    return PurePosixPath(raw).as_posix()
 
 
 def items_frame(items: Iterable[Item]) -> pd.DataFrame:
@@ -94,9 +139,10 @@ def items_frame(items: Iterable[Item]) -> pd.DataFrame:
     for item in items:
         row = item.to_record()
         row["dup_key"] = duplicate_key(item)
+        row["variant_key"] = variant_key(item)
         row["content_sha256"] = item.content_sha256()
         rows.append(row)
-    columns = list(ALL_FIELDS) + ["dup_key", "content_sha256"]
+    columns = list(ALL_FIELDS) + ["dup_key", "variant_key", "content_sha256"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -121,8 +167,12 @@ def ingest(
     manifest_path: Path,
     strict: bool,
     knowledge_dir: Path | None = None,
+    reclassify: Callable[[list[Item]], tuple[list[Item], dict[str, Any]]] | None = None,
 ) -> IngestResult:
-    """Run one ingest; writes build_dir/items.parquet, previews and the manifest."""
+    """Run one ingest; writes build_dir/items.parquet, previews and the manifest.
+
+    `reclassify` (the learned safety model, mambomeme/moderation) may mark more items unsafe
+    after the rules; it returns the items and a record for the manifest."""
     module = source_module(config)
     files = [Path(p) for p in module.source_files(config)]
     items, rejects, count = validate_all(module.read_records(config))
@@ -137,6 +187,9 @@ def ingest(
             items_joined=sum(a != b for a, b in zip(items, joined, strict=True)),
         )
         items = joined
+    safety_model: dict[str, Any] = {"applied": False}
+    if reclassify is not None:
+        items, safety_model = reclassify(items)
     if count != len(items) + len(rejects):
         raise IngestError(f"record accounting broken: {count} != {len(items)} + {len(rejects)}")
     if strict and rejects:
@@ -151,6 +204,7 @@ def ingest(
     tmp.replace(build_dir / ITEMS_FILE)
     manifest = _manifest(corpus, config, files, items, rejects, count, previews)
     manifest["knowledge"] = knowledge
+    manifest["safety_model"] = safety_model
     write_json_atomic(manifest_path, manifest)
     return IngestResult(tuple(items), tuple(rejects), count, manifest)
 

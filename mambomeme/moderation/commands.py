@@ -22,6 +22,24 @@ def register(sub: Any) -> None:
     f.add_argument("--items", type=Path, required=True, help="the corpus build's items.parquet")
     f.add_argument("--split-seed", type=int, default=20261202)
     f.set_defaults(handler=run_freeze_labels)
+    r = ssub.add_parser("review", help="export items near the model's threshold for review")
+    r.add_argument("--build", type=Path, required=True, help="a corpus build (items.parquet)")
+    r.add_argument("--model", type=Path, default=Path("build/safety-model"))
+    r.add_argument("--out", type=Path, required=True, help="new folder for the review sheet")
+    r.add_argument("--band", type=float, default=0.1, help="|p - threshold| at most this")
+    r.add_argument("--limit", type=int, default=200)
+    r.add_argument("--labels", type=Path, default=Path("safety/labels/v1"))
+    r.add_argument("--params", type=Path, default=Path("params.yaml"))
+    r.set_defaults(handler=run_review)
+    i = ssub.add_parser("import-review", help="verdicts -> overrides + a new label version")
+    i.add_argument("file", type=Path, help="the reviewer's item_id,safety,category,note CSV")
+    i.add_argument("--sheet", type=Path, required=True, help="the review folder it answers")
+    i.add_argument("--build", type=Path, required=True, help="the corpus build it was drawn from")
+    i.add_argument("--labels", type=Path, required=True, help="the current label version")
+    i.add_argument("--out", type=Path, required=True, help="the new label version (new folder)")
+    i.add_argument("--overrides", type=Path, default=Path("safety/overrides.csv"))
+    i.add_argument("--split-seed", type=int, default=20261202)
+    i.set_defaults(handler=run_import_review)
 
 
 def run_check_labels(args: argparse.Namespace) -> int:
@@ -32,16 +50,77 @@ def run_check_labels(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_freeze_labels(args: argparse.Namespace) -> int:
+def _families(items_parquet: Path) -> dict[str, str]:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(args.items, columns=["id", "template_group"]).to_pydict()
-    families = {
+    table = pq.read_table(items_parquet, columns=["id", "template_group"]).to_pydict()
+    return {
         i: labels.item_family(g) for i, g in zip(table["id"], table["template_group"], strict=True)
     }
+
+
+def run_freeze_labels(args: argparse.Namespace) -> int:
+    families = _families(args.items)
     stats = labels.freeze_round(args.round, args.out, families, args.split_seed)
     print(
         f"{args.out}: {stats['final_items']} items, {stats['final_unsafe']} unsafe; "
         f"kappa {stats['kappa']:.3f}, {stats['disputed']} settled by annotator-c"
+    )
+    return 0
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from mambomeme.config import load_params
+    from mambomeme.corpus.ingest import load_items
+    from mambomeme.corpus.safety import load_classifier
+    from mambomeme.moderation import model as sm
+    from mambomeme.moderation import review
+    from mambomeme.moderation.training import embedder
+
+    params = load_params(args.params)
+    safety_model = sm.load_model(args.model)
+    items = load_items(args.build)
+    dense = params["dense"]
+    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
+    embed = embedder(
+        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
+    )
+    rules = load_classifier()
+    applied = sm.apply(safety_model, items, rules, embed)
+    labelled = {r.item_id for r in labels.read_labels_tsv(args.labels / "labels.tsv")}
+    chosen = review.queue(
+        items,
+        applied.probabilities,
+        safety_model.threshold,
+        args.band,
+        args.limit,
+        labelled | set(rules.overrides),
+    )
+    review.write_queue(args.out, chosen)
+    print(
+        f"{args.out}: {len(chosen)} item(s) within {args.band} of threshold "
+        f"{safety_model.threshold:.4f}; label them as in docs/safety-labels.md, then "
+        f"`mambomeme safety import-review FILE --sheet {args.out} ...`"
+    )
+    return 0
+
+
+def run_import_review(args: argparse.Namespace) -> int:
+    from mambomeme.moderation import review
+
+    done = review.import_verdicts(
+        args.file,
+        args.sheet,
+        args.labels,
+        args.out,
+        args.overrides,
+        _families(args.build / "items.parquet"),
+        args.split_seed,
+        f"review {args.sheet.name}",
+    )
+    print(
+        f"{done.new_version}: {done.labels_added} new label(s); {done.overrides_added} "
+        f"override(s) added to {args.overrides}, {done.overrides_kept} item(s) kept their "
+        "earlier override"
     )
     return 0

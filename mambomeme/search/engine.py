@@ -6,8 +6,8 @@ Order of work for one request (retrieval spec, seeds/002):
   3. every cue through every route of the system, each returning `depth` eligible candidates;
   4. weighted RRF over the (cue, route) lists;
   5. minimum evidence (search/evidence.py), metadata join with an eligibility assertion,
-     exact-duplicate collapse, a cap per template group, order by fused score then item id,
-     truncated to the limit.
+     exact-duplicate collapse, a cap per variant group (near-identical re-uploads), order by
+     fused score then item id, truncated to the limit.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
+from mambomeme.index.integrity import check_open
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
@@ -165,6 +166,7 @@ class Engine:
         self.build_dir = build_dir
         self.config = config
         self.items = ItemTable(build_dir)
+        check_open(build_dir, self.items.summary)  # sizes, headers, eligibility vs manifests
         lists = build_dir / TERM_LISTS_DIR
         self.lexical = LexicalIndex(
             build_dir / "lexical.sqlite",
@@ -240,8 +242,12 @@ class Engine:
     ) -> SearchResponse:
         """One request: retrieve every (cue, route) candidate list, then rank them."""
         clock = _Clock()
-        check_request(self.config.bounds, cues, limit, filters)
+        check_request(self.config.bounds, cues, limit, filters, system)
         request_id = uuid.uuid4().hex
+        if filters not in (None, Filters()) and not self.items.mask(filters).any():
+            self.system(system)  # an unknown system is still an error
+            reason = "the filters leave no eligible item"
+            return SearchResponse(request_id, system, tuple(cues), (), clock.laps, reason)
         candidates = self.retrieve(cues, filters, system, max(self.config.depth, limit), clock)
         if candidates is None:
             return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
@@ -307,7 +313,7 @@ class Engine:
         self, candidates: Candidates, limit: int, config: EngineConfig, clock: _Clock | None = None
     ) -> list[Result]:
         """Phase 2: weighted RRF under `config`, evidence, eligibility assertion, duplicate
-        collapse, group cap, order by fused score then item id, truncate to `limit`."""
+        collapse, variant cap, order by fused score then item id, truncate to `limit`."""
         clock = clock or _Clock()
         depth = max(config.depth, limit)
         lists = [RouteList(lst.cue, lst.route, lst.hits[:depth]) for lst in candidates.lists]
@@ -342,7 +348,7 @@ class Engine:
             if not (candidates.mask[row] and item.eligible):  # a defect, never a result
                 raise MamboMemeError(f"integrity: ineligible item {item.id} reached the results")
             dup = self.items.dup_key[row]
-            group = self.items.template_group[row]
+            group = self.items.variant_key[row]  # variants of one meme, not a whole template
             if dup in seen_dups or per_group.get(group, 0) >= config.group_cap:
                 continue
             seen_dups.add(dup)

@@ -13,8 +13,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mambomeme.corpus.normalise import normalise
-from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, UNLICENSED, Item
-from mambomeme.errors import IndexError_
+from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, Item
+from mambomeme.errors import ArtifactIntegrityError, IndexError_
+from mambomeme.index.integrity import ItemsSummary, eligible_mask, summarise_items
 from mambomeme.search.results import Filters
 
 ITEMS_FILE = "items.parquet"  # = corpus.ingest.ITEMS_FILE (not imported: ingest pulls in pandas)
@@ -22,7 +23,7 @@ ITEMS_FILE = "items.parquet"  # = corpus.ingest.ITEMS_FILE (not imported: ingest
 # what the eligibility mask, duplicate collapse and group cap need; read at open
 MASK_COLUMNS = (
     "id", "kind", "language", "license", "published", "available", "safety", "template",
-    "template_group", "dup_key",
+    "template_group", "dup_key", "variant_key",
 )  # fmt: skip
 
 # the long template-knowledge texts every meme of a template repeats: read as Arrow dictionaries
@@ -44,18 +45,26 @@ class ItemTable(Mapping[str, Item]):
         if not path.exists():
             raise IndexError_(f"corpus table not found: {path} (run `dvc repro` first)")
         self._path = path
-        table = pq.read_table(path, columns=list(MASK_COLUMNS))
-        self.ids: list[str] = table.column("id").to_pylist()
-        licence = pc.utf8_lower(pc.utf8_trim_whitespace(table.column("license")))
-        self.static_mask: np.ndarray = _bools(
-            pc.and_(
-                pc.and_(table.column("published"), table.column("available")),
-                pc.and_(
-                    pc.invert(pc.is_in(licence, pa.array(sorted(UNLICENSED)))),
-                    pc.equal(table.column("safety"), "safe"),
-                ),
+        try:
+            present = set(pq.read_schema(path).names)
+        except (pa.ArrowException, OSError) as exc:
+            raise ArtifactIntegrityError(
+                str(path), f"not a readable Parquet file ({exc})"
+            ) from None
+        absent = [c for c in MASK_COLUMNS if c not in present]
+        if absent:
+            raise IndexError_(
+                f"{path}: no column(s) {', '.join(absent)}; built by an older ingest, "
+                "run `dvc repro` (ingest) again"
             )
-        )
+        try:
+            table = pq.read_table(path, columns=list(MASK_COLUMNS))
+            self.static_mask: np.ndarray = eligible_mask(table)
+            # counts and eligibility digest, checked against the manifests (index/integrity.py)
+            self.summary: ItemsSummary = summarise_items(table, self.static_mask)
+        except (pa.ArrowException, OSError, TypeError, ValueError) as exc:
+            raise ArtifactIntegrityError(str(path), f"not a readable item table ({exc})") from None
+        self.ids: list[str] = table.column("id").to_pylist()
         self._kind = table.column("kind")
         self._language = pc.utf8_lower(table.column("language"))
         templates = pc.dictionary_encode(table.column("template")).combine_chunks()
@@ -64,10 +73,13 @@ class ItemTable(Mapping[str, Item]):
         self._template_keys = [normalise(str(t)).casefold() for t in templates.dictionary]
         self.template_group: list[str] = table.column("template_group").to_pylist()
         self.dup_key: list[str] = table.column("dup_key").to_pylist()
+        self.variant_key: list[str] = table.column("variant_key").to_pylist()
         self._cache: dict[int, Item] = {}
         self._table: pa.Table | None = None
         self._error: BaseException | None = None
-        self._loader = threading.Thread(target=self._load, name="items-loader", daemon=True)
+        # not a daemon: the interpreter joins it before it exits, so a command that fails fast
+        # never tears down Arrow's thread pool under a read in flight (SIGABRT, exit 134)
+        self._loader = threading.Thread(target=self._load, name="items-loader", daemon=False)
         self._loader.start()
 
     def _load(self) -> None:

@@ -1,0 +1,52 @@
+"""The learned safety model as an ingest step: `model_reclassifier(params, config)` is passed to
+`corpus.ingest.ingest`, which calls it after the rules and the knowledge join."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mambomeme.corpus.safety import classifier_from_config
+from mambomeme.corpus.schema import Item
+from mambomeme.moderation.model import apply, load_model
+
+Reclassify = Callable[[list[Item]], tuple[list[Item], dict[str, Any]]]
+
+
+def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> Reclassify | None:
+    """The configured model (params ingest.safety.model) as a reclassify step, or None when
+    the setting is null. A configured model that is missing or fails its manifest is an error,
+    never a silent fall-back to the rules."""
+    folder = (params.get("ingest", {}).get("safety") or {}).get("model")
+    if not folder:
+        return None
+    model = load_model(Path(folder))
+    rules = classifier_from_config(dict(config))
+    dense = params["dense"]
+
+    def reclassify(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
+        from mambomeme.moderation.training import embedder
+
+        cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
+        embed = embedder(
+            cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
+        )
+        result = apply(model, items, rules, embed)
+        bands = Counter(
+            "near" if abs(p - model.threshold) <= 0.1 else "far"
+            for p in result.probabilities.values()
+        )
+        record = {
+            "applied": True,
+            "dir": str(folder),
+            "model_sha256": model.info.get("model_sha256"),
+            "labels_sha256": model.info.get("labels", {}).get("sha256"),
+            "threshold": model.threshold,
+            "flagged_by_model": len(result.flagged_by_model),
+            "near_threshold": bands["near"],
+        }
+        return result.items, record
+
+    return reclassify

@@ -1,0 +1,51 @@
+"""DVC stage safety_model: frozen safety labels (dev families) -> build/safety-model/.
+
+Trains the learned safety classifier (mambomeme/moderation) from `safety_model.labels`, over the
+items of the corpus they were drawn from (`safety_model.corpus`, read through its source adapter
+by path), and writes model.json + manifest.json and the report `safety_model.report`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run  # noqa: E402
+
+from mambomeme.config import corpus_config, load_params  # noqa: E402
+from mambomeme.corpus.manifest import write_json_atomic  # noqa: E402
+from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
+from mambomeme.moderation.model import write_model  # noqa: E402
+from mambomeme.moderation.training import (  # noqa: E402
+    embedder,
+    read_corpus_items,
+    train_from_labels,
+)
+
+
+def main() -> None:
+    params = load_params()
+    settings = params["safety_model"]
+    _, config = corpus_config(params, str(settings["corpus"]))
+    items = read_corpus_items(config)
+    rules = classifier_from_config(config)
+    dense = params["dense"]
+    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
+    embed = embedder(
+        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
+    )
+    model, report = train_from_labels(Path(settings["labels"]), items, rules, embed, settings)
+    report["corpus"] = str(settings["corpus"])
+    report["overrides_kept"] = len(rules.overrides)
+    write_model(Path(settings["out"]), model, report)
+    write_json_atomic(Path(settings["report"]), report)
+    val, test = report["figures"]["validation"], report["figures"]["test"]
+    print(
+        f"safety model: threshold {model.threshold:.4f}; validation recall {val['recall']} "
+        f"precision {val['precision']}; test recall {test['recall']} precision {test['precision']}"
+    )
+
+
+if __name__ == "__main__":
+    run(main)
