@@ -5,29 +5,79 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mambomeme.config import load_params
 from mambomeme.search.results import Filters, SearchResponse
+from mambomeme.search.shipped import shipped
 from mambomeme.serving import serving_dir
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("search", help="search the built corpus")
-    p.add_argument("query", help="what you remember; alternate cues separated by '|'")
-    p.add_argument("--cue", action="append", default=[], help="an extra alternate cue (repeatable)")
+    p.add_argument("query", type=text_arg(), help="what you remember; cues separated by '|'")
+    p.add_argument(
+        "--cue",
+        action="append",
+        default=[],
+        type=text_arg(),
+        help="an extra alternate cue (repeatable)",
+    )
     p.add_argument("--limit", type=int, default=10)
     p.add_argument(
-        "--system", default="hybrid", help="bm25 | bm25+typo | dense | hybrid | hybrid-no-<field>"
+        "--system",
+        default=None,
+        type=text_arg(blank=False),
+        help="bm25 | bm25+typo | dense | hybrid | hybrid-no-<field> (default: the shipped system "
+        "with its frozen selection; see `served from` in the output)",
     )
     p.add_argument("--kind", choices=["template", "meme"])
-    p.add_argument("--language")
-    p.add_argument("--template")
+    p.add_argument("--language", type=text_arg(blank=False))
+    p.add_argument("--template", type=text_arg(blank=False))
     p.add_argument("--build", type=Path, help="build directory (default build/<base.corpus>)")
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--json", action="store_true", help="print the full response as JSON")
     p.set_defaults(handler=run_search)
+
+
+def text_arg(blank: bool = True) -> Callable[[str], str]:
+    """An argparse type: text that is valid UTF-8 (invalid bytes in argv arrive as lone
+    surrogates) and, unless `blank`, not empty or only spaces. argparse turns the refusal
+    into `argument --x: ...` and exit 2 before the engine opens."""
+
+    def check(value: str) -> str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise argparse.ArgumentTypeError(
+                f"not valid UTF-8 (invalid byte at character {exc.start}): {ascii(value)}"
+            ) from None
+        if not blank and not value.strip():
+            raise argparse.ArgumentTypeError("must not be empty (leave the option out for any)")
+        return value
+
+    return check
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def emit(text: str) -> None:
+    """Print `text` and a newline as UTF-8, whatever the locale or PYTHONIOENCODING: a lone
+    surrogate (say, invalid bytes of a --build path echoed back) is written as its JSON/Python
+    escape `\\udcxx`, never as raw invalid bytes, so --json output is always valid UTF-8."""
+    line = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (tests' StringIO)
+        sys.stdout.write(line)
+        return
+    sys.stdout.flush()
+    buffer.write(line.encode("utf-8"))
+    buffer.flush()
 
 
 def split_cues(query: str, extra: list[str]) -> list[str]:
@@ -39,18 +89,27 @@ def run_search(args: argparse.Namespace) -> int:
 
     params = load_params(args.params)
     served, label = serving_dir(params, args.build)
+    system, shipped_from = args.system, "--system"
+    if system is None:
+        reports = Path(str(params.get("base", {}).get("reports", "reports")))
+        ship = shipped(params, served, reports)
+        params, system, shipped_from = ship.params, ship.system, f"shipped: {ship.source}"
     engine = Engine.open(served, params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
-    spec = engine.system(args.system)
+    spec = engine.system(system)
     if "dense" in spec.routes:  # load the model first so the printed time is the search's own
         engine.load_dense(spec.dense_variant)
-    response = engine.search(split_cues(args.query, args.cue), args.limit, filters, args.system)
+    response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
     if args.json:
-        print(
-            json.dumps({"release": label, **response_json(response)}, indent=2, ensure_ascii=False)
+        emit(
+            json.dumps(
+                {"release": label, "system_from": shipped_from, **response_json(response)},
+                indent=2,
+                ensure_ascii=False,
+            )
         )
     else:
-        print(format_table(response) + f"\nserved from {label}")
+        emit(format_table(response) + f"\nserved from {label} ({shipped_from})")
     return 0
 
 

@@ -36,7 +36,11 @@ DEFAULT_WARMUPS = 10
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run one system over a benchmark into a TREC run file")
     run.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (FORMAT.md)")
-    run.add_argument("--system", required=True, help="bm25 | dense | hybrid | hybrid-no-<field>")
+    run.add_argument(
+        "--system",
+        default=None,
+        help="bm25 | dense | hybrid | hybrid-no-<field> (default: the shipped system)",
+    )
     run.add_argument("--out", type=Path, required=True, help="run file to write (FILE + sidecars)")
     run.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
     run.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
@@ -153,8 +157,15 @@ def run_command(args: argparse.Namespace) -> int:
     manifest = find_corpus_manifest(build, args.corpus_manifest)
     from mambomeme.search.engine import Engine
 
+    system = args.system
+    if system is None:  # the shipped system with its frozen selection
+        from mambomeme.search.shipped import shipped
+
+        ship = shipped(params, build, Path(str(params["base"]["reports"])))
+        params, system = ship.params, ship.system
+        print(f"system {system} (shipped: {ship.source})")
     engine = Engine.open(build, params)
-    run = execute_run(engine, benchmark, args.system, args.out, build, manifest, params, args.force)
+    run = execute_run(engine, benchmark, system, args.out, build, manifest, params, args.force)
     print(
         f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
         f"{sum(len(r) for r in run.rankings.values())} results "

@@ -34,7 +34,12 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--limit", type=int, default=20, help="results per search (default 20)")
-    p.add_argument("--system", default="hybrid", help="system once semantic search is ready")
+    p.add_argument(
+        "--system",
+        default=None,
+        help="system once semantic search is ready (default: the shipped system and its "
+        "frozen selection, mambomeme/search/shipped.py)",
+    )
     p.add_argument(
         "--print-choice",
         action="store_true",
@@ -175,6 +180,7 @@ def run_tui(args: argparse.Namespace) -> int:
     params = None if fake else _params(args.params)
     build = resolve_build(args, params)
     if fake:
+        args.system = args.system or "hybrid"
         build.mkdir(parents=True, exist_ok=True)
         fake_params = {
             "dense_delay_s": float(os.environ.get("MAMBOMEME_FAKE_DENSE_DELAY", "0.3")),
@@ -185,6 +191,13 @@ def run_tui(args: argparse.Namespace) -> int:
         if not build.is_dir():
             raise TuiError(f"--build: {build} is not a built corpus directory (run `dvc repro`)")
         assert params is not None
+        if args.system is None:  # the shipped system with its frozen selection
+            from mambomeme.search.shipped import shipped
+
+            reports = Path(str(params.get("base", {}).get("reports", "reports")))
+            ship = shipped(params, build, reports)
+            params, args.system = ship.params, ship.system
+            print(f"mambomeme: serving {ship.system} ({ship.source})", file=sys.stderr)
         backend = LazyEngine(build, params)
     if args.limit < 1:
         raise TuiError(f"--limit: must be at least 1, got {args.limit}")
