@@ -195,3 +195,19 @@ def test_frozen_labels_are_dev_families_only() -> None:
     for r in rows:
         by_family.setdefault(r.family, set()).add(r.split)
     assert all(len(splits) == 1 for splits in by_family.values())  # whole families per split
+
+
+def test_frozen_labels_act_as_overrides(trained: Any, embed: Any) -> None:
+    """A human 'unsafe' label masks an item the model and rules miss; a human 'safe' label
+    keeps the model from flagging it; neither un-flags a rule hit."""
+    model, _ = trained
+    rules = load_classifier()
+    fixture = {it.id: it for it in _fixture_items()}
+    doxx = dataclasses.replace(fixture[DOXX], safety="safe")
+    plain = fixture["fx:john-cena-01"]
+    always = dataclasses.replace(model, threshold=0.0)  # the model alone flags everything
+    never = dataclasses.replace(model, threshold=2.0)  # ... or nothing
+    assert sm.apply(never, [plain], rules, embed, {plain.id: "unsafe"}).items[0].safety == "unsafe"
+    assert sm.apply(always, [doxx], rules, embed, {DOXX: "safe"}).items[0].safety == "safe"
+    heroin = fixture["fx:conspiracy-keanu-unsafe-heroin"]
+    assert sm.apply(never, [heroin], rules, embed, {heroin.id: "safe"}).items[0].safety == "unsafe"

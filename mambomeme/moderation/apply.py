@@ -10,6 +10,7 @@ from typing import Any
 
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.schema import Item
+from mambomeme.moderation.labels import read_labels_tsv
 from mambomeme.moderation.model import apply, load_model
 
 Reclassify = Callable[[list[Item]], tuple[list[Item], dict[str, Any]]]
@@ -24,6 +25,10 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
         return None
     model = load_model(Path(folder))
     rules = classifier_from_config(dict(config))
+    labels_path = (params.get("ingest", {}).get("safety") or {}).get("labels")
+    known = (
+        {r.item_id: r.safety for r in read_labels_tsv(Path(labels_path))} if labels_path else {}
+    )
     dense = params["dense"]
 
     def reclassify(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
@@ -33,7 +38,7 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
         embed = embedder(
             cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
         )
-        result = apply(model, items, rules, embed)
+        result = apply(model, items, rules, embed, known)
         bands = Counter(
             "near" if abs(p - model.threshold) <= 0.1 else "far"
             for p in result.probabilities.values()
@@ -45,6 +50,8 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
             "labels_sha256": model.info.get("labels", {}).get("sha256"),
             "threshold": model.threshold,
             "flagged_by_model": len(result.flagged_by_model),
+            "labels": str(labels_path or ""),
+            "labelled_items": len(known),
             "near_threshold": bands["near"],
         }
         return result.items, record

@@ -296,10 +296,14 @@ def apply(
     items: Sequence[Item],
     rules: SafetyClassifier,
     embed: Embed,
+    known: Mapping[str, str] | None = None,
 ) -> Applied:
     """Each item's model probability; an item the rules left safe becomes unsafe when the
     probability reaches the threshold. An override always wins (its class stays) and a rule
-    hit is never un-flagged."""
+    hit is never un-flagged. `known` (item id -> safe | unsafe, the frozen human labels of dev
+    items) acts like an override list: a label `unsafe` masks the item, a label `safe` keeps
+    the model from flagging it (a rule hit still stands)."""
+    known = known or {}
     import dataclasses
 
     if not items:
@@ -311,8 +315,10 @@ def apply(
     out: list[Item] = []
     flagged: list[str] = []
     for item, prob in zip(items, p, strict=True):
-        if item.safety == "safe" and item.id not in rules.overrides and prob >= model.threshold:
-            item = dataclasses.replace(item, safety="unsafe")
-            flagged.append(item.id)
+        if item.safety == "safe" and item.id not in rules.overrides:
+            label = known.get(item.id)
+            if label == "unsafe" or (label is None and prob >= model.threshold):
+                item = dataclasses.replace(item, safety="unsafe")
+                flagged.append(item.id)
         out.append(item)
     return Applied(out, {it.id: float(x) for it, x in zip(items, p, strict=True)}, flagged)
