@@ -23,6 +23,9 @@ def main() -> None:
     bench_dir = scored_benchmark_dir(params)  # queries + the adjudicated judgement set
     corpus = str(params["base"]["corpus"])
     runs = [Path("runs") / corpus / f"{system}.trec" for system in evaluation_systems(params)]
+    shipped_run = Path("runs-shipped") / corpus / "shipped.trec"
+    if shipped_run.exists():  # the frozen selection as served (stage run_shipped)
+        runs.append(shipped_run)
     gates = evaluation.get("gates_input") or Path(params["base"]["reports"]) / "gates-input.json"
     seed, resamples = bootstrap_settings(params, None, None)
     card = score_runs(

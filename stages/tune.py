@@ -20,10 +20,11 @@ from _common import run  # noqa: E402
 
 from mambomeme.config import corpus_config, load_params, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import TuningError  # noqa: E402
+from mambomeme.evaluation.abstain_training import examples, train_abstention  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.runner import run_benchmark  # noqa: E402
 from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run  # noqa: E402
-from mambomeme.evaluation.tuning import search_params, tune  # noqa: E402
+from mambomeme.evaluation.tuning import add_to_selection, search_params, tune  # noqa: E402
 from mambomeme.release.protocol import check_tuning_allowed, read_benchmark_meta  # noqa: E402
 from mambomeme.search.engine import Engine, EngineConfig  # noqa: E402
 from mambomeme.search.results import Filters, SearchResponse  # noqa: E402
@@ -80,6 +81,28 @@ def main() -> None:
         f"tune {corpus}: {len(selection.curve)} points, best Q={selection.objective:.4f} "
         f"at {dict(selection.config)}"
     )
+    abstain = settings.get("abstention") or {}
+    if abstain.get("enabled"):
+        chosen = EngineConfig.from_params(
+            {**params, "search": search_params(params["search"], selection.config)}
+        )
+        exs = examples(
+            engine,
+            benchmark,
+            lambda cues, filters: cache[(tuple(cues), Filters(**filters))],
+            chosen,
+        )
+        model, report = train_abstention(
+            exs, int(abstain["seed"]), int(abstain["folds"]), float(abstain["min_hit10"])
+        )
+        path = Path(params["base"]["reports"]) / "selection.json"
+        add_to_selection(path, {"abstention": model, "abstention_report": report})
+        best, before = report["chosen"], report["without"]
+        print(
+            f"abstention: threshold {best['threshold']:.4f}: Hit@10 {before['hit10']} -> "
+            f"{best['hit10']}, CorrectEmpty {before['correct_empty']} -> "
+            f"{best['correct_empty']}, C {before['C']} -> {best['C']} (out-of-fold)"
+        )
 
 
 def search_params_defaults(search: dict[str, Any], axes: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What ships is what users get: the frozen selection and the acceptance decision pick the
+"""What ships is what users get: the frozen selection (config and abstention) picks the
 default system of `search`, the TUI and `run` (mambomeme/search/shipped.py)."""
 
 from __future__ import annotations
@@ -7,17 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mambomeme.search.shipped import SHIP_BM25, shipped, system_for
-
-KEEP = "keep the dense route in the default (hybrid)"
+from mambomeme.search.shipped import shipped, system_for
 
 
-def _write(folder: Path, weights: dict[str, float], decision: str | None) -> None:
+def _write(folder: Path, weights: dict[str, float], abstention: dict[str, Any] | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     config = {f"route_weights.{r}": w for r, w in weights.items()} | {"min_cosine": 0.5}
-    (folder / "selection.json").write_text(json.dumps({"config": config}))
-    if decision is not None:
-        (folder / "scorecard.json").write_text(json.dumps({"acceptance": {"decision": decision}}))
+    selection = {"config": config, "abstention": abstention}
+    (folder / "selection.json").write_text(json.dumps(selection))
 
 
 def test_system_named_by_positive_weights() -> None:
@@ -27,18 +24,19 @@ def test_system_named_by_positive_weights() -> None:
     assert system_for({"lexical": 1, "typo": 0.5, "dense": 2}) == "hybrid"
 
 
-def test_selection_and_decision_choose_the_default(tmp_path: Path, params: dict[str, Any]) -> None:
+def test_selection_chooses_the_default(tmp_path: Path, params: dict[str, Any]) -> None:
     build = tmp_path / "build"
     build.mkdir()
     reports = tmp_path / "reports"
-    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, KEEP)
+    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, None)
     ship = shipped(params, build, reports)
     assert ship.system == "hybrid" and ship.params["search"]["min_cosine"] == 0.5
     assert ship.params["search"]["route_weights"]["dense"] == 1.0
-    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, SHIP_BM25)
+    assert ship.params["search"]["abstention"] is None
+    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 0.0}, {"threshold": 0.5})
     ship = shipped(params, build, reports)
-    assert ship.system == "bm25+typo" and ship.params["search"]["route_weights"]["dense"] == 0
-    assert SHIP_BM25 in ship.source
+    assert ship.system == "bm25+typo" and ship.params["search"]["abstention"] == {"threshold": 0.5}
+    assert "with abstention" in ship.source
 
 
 def test_release_selection_wins_and_defaults_without_one(
@@ -47,7 +45,7 @@ def test_release_selection_wins_and_defaults_without_one(
     release = tmp_path / "release"
     _write(release, {"lexical": 1.0, "typo": 0.0, "dense": 0.0}, None)
     reports = tmp_path / "reports"
-    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, KEEP)
+    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, None)
     assert shipped(params, release, reports).system == "bm25"
     plain = shipped(params, tmp_path / "nothing", tmp_path / "no-reports")
     assert plain.system == "hybrid" and plain.params["search"] == params["search"]
@@ -61,7 +59,7 @@ def test_cli_search_serves_the_shipped_system(
     from mambomeme.cli import main
 
     reports = tmp_path / "reports"
-    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 1.0}, SHIP_BM25)
+    _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 0.0}, None)
     local = dict(params, base=dict(params["base"], reports=str(reports)))
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(local))
@@ -69,4 +67,4 @@ def test_cli_search_serves_the_shipped_system(
                  "--json"])  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["system"] == "bm25+typo"
-    assert out["system_from"].startswith("shipped: ") and SHIP_BM25 in out["system_from"]
+    assert out["system_from"] == f"shipped: {reports / 'selection.json'}"

@@ -188,6 +188,16 @@ def write_selection(selection: Selection, path: Path) -> None:
     tmp.replace(path)
 
 
+def add_to_selection(path: Path, fields: Mapping[str, Any]) -> None:
+    """Add top-level fields (e.g. the abstention model tuned for the selected config) to a
+    selection.json the same stage just wrote (temp file + rename)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.update(fields)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", "utf-8")
+    tmp.replace(path)
+
+
 def load_selection(path: Path) -> dict[str, Any]:
     """selection.json as a dict; a missing file or missing field is a clear error."""
     try:

@@ -1,13 +1,13 @@
 """What ships: the system and frozen search settings a user gets when they do not ask for one.
 
-The tuning stage freezes a selection (`selection.json`: the tuned system and its config) and
-the scorecard's acceptance rule decides whether the dense route earns its place. Served:
+The tuning stage freezes a selection (`selection.json`: the tuned config of the routes, RRF k,
+depth and evidence thresholds, and the abstention model trained for it); the pipeline scores
+exactly that as the scorecard row `shipped` (stage run_shipped). Served:
   1. the selection a published release carries (it is what was released), else
-  2. `<reports of the corpus>/selection.json`, with the decision of `scorecard.json` beside it,
+  2. `<reports of the corpus>/selection.json`,
   3. else params.yaml's `search` defaults and the system `hybrid` (nothing tuned yet).
 The system is named by the routes that keep a positive weight, so a selection that gives the
-dense route no weight serves a lexical system and never loads the model; "ship BM25 alone"
-sets the dense weight to 0.
+dense route no weight serves a lexical system and never loads the model.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from typing import Any
 from mambomeme.errors import MamboMemeError
 
 SELECTION_FILE = "selection.json"
-SCORECARD_FILE = "scorecard.json"
-SHIP_BM25 = "ship BM25 alone"  # = evaluation.acceptance.SHIP_BM25 (search does not import it)
 DEFAULT_SYSTEM = "hybrid"
 
 
@@ -72,23 +70,19 @@ def apply_config(params: Mapping[str, Any], config: Mapping[str, Any]) -> dict[s
 
 def shipped(params: Mapping[str, Any], served: Path, reports: Path | None) -> Shipped:
     """The shipped system for the build or release at `served` (see the module docstring)."""
-    release_selection = Path(served) / SELECTION_FILE
-    if release_selection.exists():
-        selection, where, decision = _read_json(release_selection), str(release_selection), ""
-    elif reports is not None and (Path(reports) / SELECTION_FILE).exists():
-        selection = _read_json(Path(reports) / SELECTION_FILE)
-        where = str(Path(reports) / SELECTION_FILE)
-        card = Path(reports) / SCORECARD_FILE
-        acceptance = _read_json(card).get("acceptance") if card.exists() else None
-        decision = str((acceptance or {}).get("decision", ""))
-    else:
+    candidates = [Path(served) / SELECTION_FILE]
+    if reports is not None:
+        candidates.append(Path(reports) / SELECTION_FILE)
+    found = next((p for p in candidates if p.exists()), None)
+    if found is None:
         return Shipped(DEFAULT_SYSTEM, copy.deepcopy(dict(params)), "params.yaml defaults")
+    selection = _read_json(found)
     config = dict(selection.get("config") or {})
     if not config:
-        raise MamboMemeError(f"{where}: no frozen config")
-    if decision == SHIP_BM25:
-        config["route_weights.dense"] = 0.0
+        raise MamboMemeError(f"{found}: no frozen config")
     merged = apply_config(params, config)
+    abstention = selection.get("abstention")
+    merged["search"]["abstention"] = abstention if isinstance(abstention, dict) else None
     weights = merged["search"]["route_weights"]
-    note = f"{where}" + (f" ({decision})" if decision else "")
+    note = str(found) + (" with abstention" if merged["search"]["abstention"] else "")
     return Shipped(system_for(weights), merged, note)
