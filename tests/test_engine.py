@@ -188,3 +188,16 @@ def test_multi_cue_fuses_each_cue(engine: Any) -> None:
     response = engine.search(["you can't see me", "wrestler waving hand"], system="hybrid")
     cues = {h.cue for r in response.results for h in r.hits}
     assert cues == {0, 1}
+
+
+def test_exact_identity_matches_rank_first(engine: Any) -> None:
+    """search.exact_first: an item the cue names or quotes in full is not pushed below
+    semantic neighbours by the dense route."""
+    from mambomeme.search.exact import is_exact, words
+
+    cena = engine.items["fx:tpl-john-cena"]
+    assert is_exact(words("John Cena meme"), cena) and not is_exact(words("john"), cena)
+    assert engine.config.exact_first
+    results = engine.search(["you can't see me"], limit=10, system="hybrid").results
+    quoted = [is_exact(words("you can't see me"), engine.items[r.item_id]) for r in results]
+    assert quoted and quoted[0] and quoted == sorted(quoted, reverse=True), quoted

@@ -118,8 +118,10 @@ def execute_run(
     corpus_manifest: Path,
     params: Mapping[str, Any],
     force: bool,
+    label: str | None = None,
 ) -> Run:
-    """Run `system` of an open engine over `benchmark` and write FILE and its sidecars."""
+    """Run `system` of an open engine over `benchmark` and write FILE and its sidecars; the
+    run is named `label` (e.g. "shipped") when given, else by the system."""
     if out.exists() and not force:
         raise BenchmarkError(f"{out}: exists; pass --force to overwrite")
     if system not in engine.systems():
@@ -135,14 +137,16 @@ def execute_run(
         "code_commit": code_commit(),
         "limit": MAX_RESULTS,
     }
-    meta = run_meta(benchmark, system, sha256_file(corpus_manifest), extra)
+    extra["engine_system"] = system
+    name = label or system
+    meta = run_meta(benchmark, name, sha256_file(corpus_manifest), extra)
     warmups = int(evaluation_params(params).get("warmups", DEFAULT_WARMUPS))
 
     def search(cues: list[str], filters: Any) -> Any:
         return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)
 
     run = run_benchmark(
-        benchmark, search, system, items=engine.items, meta=meta, limit=MAX_RESULTS, warmups=warmups
+        benchmark, search, name, items=engine.items, meta=meta, limit=MAX_RESULTS, warmups=warmups
     )
     write_run(out, run, force=force)
     return run

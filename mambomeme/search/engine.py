@@ -13,6 +13,7 @@ Order of work for one request (retrieval spec, seeds/002):
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 import time
 import uuid
@@ -31,8 +32,10 @@ from mambomeme.index.integrity import check_open
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
+from mambomeme.search.abstention import AbstentionModel, RequestEvidence, features
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
+from mambomeme.search.exact import CHECKED_PER_LIST, is_exact, words
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
 from mambomeme.search.items import ItemTable
 from mambomeme.search.present import matched_fields
@@ -73,6 +76,8 @@ class EngineConfig:
     device: str
     query_threads: int
     query_encoder: str  # params dense.query_encoder: onnx or torch
+    abstention: AbstentionModel | None = None  # search.abstention (a frozen selection's)
+    exact_first: bool = False  # search.exact_first: exact identity matches ranked first
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -93,6 +98,12 @@ class EngineConfig:
             device=str(params.get("dense", {}).get("device", "cpu")),
             query_threads=int(params.get("dense", {}).get("query_threads", 1)),
             query_encoder=query_encoder_kind(params),
+            exact_first=bool(search.get("exact_first", False)),
+            abstention=(
+                AbstentionModel.from_mapping(search["abstention"])
+                if search.get("abstention")
+                else None
+            ),
         )
 
     def override(self, values: Mapping[str, float]) -> EngineConfig:
@@ -159,6 +170,7 @@ class Candidates:
     corrections: dict[int, dict[str, list[str]]]
     fields: tuple[str, ...]
     mask: np.ndarray
+    texts: Mapping[int, str] = dataclasses.field(default_factory=dict)  # normalised cues
 
 
 class Engine:
@@ -176,6 +188,7 @@ class Engine:
         if not self.lexical.same_ids(self.items.ids):
             raise IndexError_(f"{build_dir}/lexical.sqlite does not match items.parquet")
         self._typo: TypoCorrector | None = None  # built on the first typo-route request
+        self._df: dict[str, int] | None = None  # document frequencies, read on first use
         self._dense: dict[str, Any] = {}
         self._encoder: Any = None
         self._lock = threading.Lock()
@@ -253,7 +266,49 @@ class Engine:
             return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
         results = self.rank(candidates, limit, self.config, clock)
         reason = "" if results else "no candidate had enough evidence"
+        model = self.config.abstention
+        if results and model is not None:
+            p = model.probability(features(self.request_evidence(candidates, results)))
+            clock.lap("abstain")
+            if p < model.threshold:
+                reason = f"abstained: no good match (P(good match) {p:.3f} < {model.threshold:.3f})"
+                results = []
         return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
+
+    def request_evidence(
+        self, candidates: Candidates, results: Sequence[Result]
+    ) -> RequestEvidence:
+        """How well the ranked list matches its main (first) cue: abstention's inputs."""
+        main = min(candidates.content)
+        content = candidates.content[main]
+        top = self.items.row_of[results[0].item_id] if results else -1
+        present = self._tokens(top, candidates.fields) if results else set()
+        fixes = candidates.corrections.get(main, {})
+        df = self._document_frequencies()
+        n = len(self.items.ids)
+        idf = {w: math.log((n + 1) / (df.get(w, 0) + 1)) for w in content}
+        matched = [w for w in content if coverage([w], fixes, present) > 0]
+        by_route = {lst.route: lst.hits for lst in candidates.lists if lst.cue == main}
+        return RequestEvidence(
+            content_words=len(content),
+            top_coverage=coverage(content, fixes, present) if results else 0.0,
+            top_idf_coverage=sum(idf[w] for w in matched) / max(sum(idf.values()), 1e-9),
+            top_fields=frozenset(m.field for m in results[0].matched_fields)
+            if results
+            else frozenset(),
+            bm25=[score for _, score in by_route.get("lexical", [])[:10]],
+            cosines=[score for _, score in by_route.get("dense", [])[:10]],
+            lexical_top=[row for row, _ in by_route.get("lexical", [])[:10]],
+            dense_top=[row for row, _ in by_route.get("dense", [])[:10]],
+            typo_used=any(candidates.corrections.values()),
+            results=len(results),
+        )
+
+    def _document_frequencies(self) -> dict[str, int]:
+        with self._typo_lock:
+            if self._df is None:
+                self._df = self.lexical.vocabulary()
+            return self._df
 
     def retrieve(
         self,
@@ -307,7 +362,8 @@ class Engine:
             for cue, vector in zip(active, vectors, strict=True):
                 lists.append(RouteList(cue, "dense", index.search(vector, mask, depth)))
             clock.lap("dense")
-        return Candidates(spec, tuple(lists), content, corrections, fields, mask)
+        cue_texts = {i: texts[i] for i in active}
+        return Candidates(spec, tuple(lists), content, corrections, fields, mask, cue_texts)
 
     def rank(
         self, candidates: Candidates, limit: int, config: EngineConfig, clock: _Clock | None = None
@@ -325,6 +381,10 @@ class Engine:
         ]
         fused = weighted_rrf([w for w in weighted if w.weight > 0], config.rrf_k)
         order = fused_order(fused, self.items.ids)
+        if config.exact_first:
+            exact = self._exact_rows(candidates, lists, fused)
+            if exact:
+                order = [r for r in order if r in exact] + [r for r in order if r not in exact]
         clock.lap("fuse")
         hits_of: dict[int, list[RouteHit]] = {}
         for lst in lists:
@@ -370,6 +430,23 @@ class Engine:
             )
         clock.lap("join")
         return results
+
+    def _exact_rows(
+        self, candidates: Candidates, lists: Sequence[RouteList], fused: Mapping[int, float]
+    ) -> set[int]:
+        """Rows a lexical route found whose item the cue names or quotes in full (exact.py)."""
+        rows = {
+            (lst.cue, row)
+            for lst in lists
+            if lst.route == "lexical"
+            for row, _ in lst.hits[:CHECKED_PER_LIST]
+            if row in fused
+        }
+        if not rows:
+            return set()
+        cue_words = {cue: words(text) for cue, text in candidates.texts.items()}
+        self.items.prefetch(sorted({row for _, row in rows}))
+        return {row for cue, row in rows if is_exact(cue_words[cue], self.items.item(row))}
 
     def _prefetched(self, order: Sequence[int]) -> Iterator[int]:
         """`order`, with each next PREFETCH rows' Items read in one batch before they are used."""
