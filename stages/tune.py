@@ -49,13 +49,17 @@ def main() -> None:
         key = (tuple(query.all_cues), Filters(**query.filter_dict))
         cache[key] = engine.retrieve(query.all_cues, Filters(**query.filter_dict), system, depth)
 
-    def evaluate(config: dict[str, Any]) -> float:
+    def evaluate(
+        config: dict[str, Any], withheld: frozenset[tuple[str, ...]] = frozenset()
+    ) -> float:
         searched = {**params, "search": search_params(params["search"], config)}
         ranked = EngineConfig.from_params(searched)
 
         def search(cues: list[str], filters: Filters) -> SearchResponse:
             found = cache[(tuple(cues), filters)]
             results = tuple(engine.rank(found, 10, ranked)) if found is not None else ()
+            if tuple(cues) in withheld:  # the abstention model empties this list
+                results = ()
             return SearchResponse("tune", system, tuple(cues), results)
 
         parts = aggregate(
@@ -68,6 +72,25 @@ def main() -> None:
         )
         print(f"  objective={objective:.4f} Q={parts.Q:.4f} C={parts.C:.3f} {config}", flush=True)
         return objective
+
+    by_qid = {q.qid: tuple(q.all_cues) for q in benchmark.queries}
+
+    def fit_for(
+        config: dict[str, Any], abstain: dict[str, Any]
+    ) -> tuple[Any, Any, frozenset[tuple[str, ...]]]:
+        chosen = EngineConfig.from_params(
+            {**params, "search": search_params(params["search"], config)}
+        )
+        exs = examples(
+            engine,
+            benchmark,
+            lambda cues, filters: cache[(tuple(cues), Filters(**filters))],
+            chosen,
+        )
+        model, report = train_abstention(
+            exs, int(abstain["seed"]), int(abstain["folds"]), float(abstain["min_hit10"])
+        )
+        return model, report, frozenset(by_qid[q] for q in report["withheld"])
 
     grid = {**settings, "defaults": search_params_defaults(params["search"], settings["axes"])}
     selection = tune(
@@ -83,26 +106,44 @@ def main() -> None:
     )
     abstain = settings.get("abstention") or {}
     if abstain.get("enabled"):
-        chosen = EngineConfig.from_params(
-            {**params, "search": search_params(params["search"], selection.config)}
-        )
-        exs = examples(
-            engine,
-            benchmark,
-            lambda cues, filters: cache[(tuple(cues), Filters(**filters))],
-            chosen,
-        )
-        model, report = train_abstention(
-            exs, int(abstain["seed"]), int(abstain["folds"]), float(abstain["min_hit10"])
+        joint = choose_with_abstention(
+            selection.curve, int(abstain.get("candidates", 12)), abstain, evaluate, fit_for
         )
         path = Path(params["base"]["reports"]) / "selection.json"
-        add_to_selection(path, {"abstention": model, "abstention_report": report})
-        best, before = report["chosen"], report["without"]
+        add_to_selection(path, joint)
         print(
-            f"abstention: threshold {best['threshold']:.4f}: Hit@10 {before['hit10']} -> "
-            f"{best['hit10']}, CorrectEmpty {before['correct_empty']} -> "
-            f"{best['correct_empty']}, C {before['C']} -> {best['C']} (out-of-fold)"
+            f"with abstention: {joint['config']} objective {joint['objective']:.4f} "
+            f"(grid best without: {selection.objective:.4f}); abstention "
+            f"{joint['abstention_report']['chosen']}"
         )
+
+
+def choose_with_abstention(
+    curve: Any, candidates: int, abstain: dict[str, Any], evaluate: Any, fit_for: Any
+) -> dict[str, Any]:
+    """Route weights and the abstention threshold chosen together: for the best grid point of
+    each route-weight combination (the `candidates` best of them), train the abstention model
+    (threshold from out-of-fold probabilities) and score the objective with its withheld lists;
+    keep the best (ties: the earlier, i.e. better-without, candidate)."""
+    best_per_routes: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for point in curve:
+        key = tuple(sorted((k, v) for k, v in point["config"].items() if k.startswith("route_")))
+        if key not in best_per_routes or point["objective"] > best_per_routes[key]["objective"]:
+            best_per_routes[key] = point
+    ranked = sorted(best_per_routes.values(), key=lambda p: -p["objective"])[:candidates]
+    tried = []
+    best: dict[str, Any] | None = None
+    for point in ranked:
+        model, report, withheld = fit_for(point["config"], abstain)
+        objective = evaluate(point["config"], withheld)
+        tried.append({"config": point["config"], "without": point["objective"],
+                      "with_abstention": objective, "chosen": report["chosen"]})  # fmt: skip
+        if best is None or objective > best["objective"] + 1e-12:
+            best = {"config": dict(point["config"]), "objective": objective,
+                    "abstention": model, "abstention_report": report}  # fmt: skip
+    assert best is not None
+    best["joint_candidates"] = tried
+    return best
 
 
 def search_params_defaults(search: dict[str, Any], axes: dict[str, Any]) -> dict[str, Any]:

@@ -211,3 +211,40 @@ def test_frozen_labels_act_as_overrides(trained: Any, embed: Any) -> None:
     assert sm.apply(always, [doxx], rules, embed, {DOXX: "safe"}).items[0].safety == "safe"
     heroin = fixture["fx:conspiracy-keanu-unsafe-heroin"]
     assert sm.apply(never, [heroin], rules, embed, {heroin.id: "safe"}).items[0].safety == "unsafe"
+
+
+def test_two_pass_unsafe_label_beats_an_earlier_safe_override(trained: Any, embed: Any) -> None:
+    model, _ = trained
+    rules = load_classifier()
+    plain = next(it for it in _fixture_items() if it.id == "fx:john-cena-01")
+    rules.overrides[plain.id] = ("safe", "test: an earlier single-reviewer verdict")
+    never = dataclasses.replace(model, threshold=2.0)
+    assert sm.apply(never, [plain], rules, embed, {plain.id: "unsafe"}).items[0].safety == "unsafe"
+
+
+def test_a_new_round_freezes_a_new_version_on_top_of_the_old(tmp_path: Path) -> None:
+    """Two passes + a third on disagreements -> a new version that keeps the base's labels;
+    the base is untouched and an existing version is never overwritten."""
+    items = _fixture_items()[:5]
+    families = {it.id: lab.item_family(it.template_group) for it in items}
+    base = tmp_path / "v1"
+    lab.freeze(base, {"labels.tsv": lab.labels_tsv(
+        {items[0].id: lab.SafetyLabel(items[0].id, "unsafe", "3")}, families, 1)})  # fmt: skip
+    before = (base / "labels.tsv").read_bytes()
+    round_dir = tmp_path / "round"
+    round_dir.mkdir()
+    ids = [it.id for it in items[1:]]
+    sheets = {"annotator-a-part-1": ids, "annotator-b-part-1": ids, "annotator-c-part-1": [ids[0]]}
+    (round_dir / "assignment.json").write_text(json.dumps({"corpus": "t", "sheets": sheets}))
+    head = "item_id,safety,category,note\n"
+    (round_dir / "annotator-a-part-1.csv").write_text(
+        head + f"{ids[0]},unsafe,1,\n" + "".join(f"{i},safe,,\n" for i in ids[1:]))  # fmt: skip
+    (round_dir / "annotator-b-part-1.csv").write_text(head + "".join(f"{i},safe,,\n" for i in ids))
+    (round_dir / "annotator-c-part-1.csv").write_text(head + f"{ids[0]},unsafe,1,\n")
+    stats = lab.freeze_round(round_dir, tmp_path / "v2", families, 1, base)
+    rows = {r.item_id: r for r in lab.read_labels_tsv(tmp_path / "v2" / "labels.tsv")}
+    assert len(rows) == 5 and stats["round_items"] == 4 and stats["disputed"] == 1
+    assert rows[ids[0]].safety == "unsafe" and rows[items[0].id].category == "3"
+    assert (base / "labels.tsv").read_bytes() == before
+    with pytest.raises(BenchmarkError, match="never overwritten"):
+        lab.freeze_round(round_dir, tmp_path / "v2", families, 1, base)

@@ -103,7 +103,8 @@ def train_abstention(
                  "C": round(cc, 4)}  # fmt: skip
         reason = "every shown list is good" if y.all() else "no shown list is good"
         return mapping, {"queries": len(exs), "shown": len(shown), "untrained": reason,
-                         "without": point, "chosen": point, "curve": [point]}  # fmt: skip
+                         "without": point, "chosen": point, "withheld": [],
+                         "curve": [point]}  # fmt: skip
     families = [exs[i].family for i in shown]
     n_folds = min(folds, len(set(families)))
     oof = np.zeros(len(shown))
@@ -122,6 +123,7 @@ def train_abstention(
                       "C": round(cc, 4)})  # fmt: skip
     allowed = [pt for pt in curve if pt["hit10"] >= min_hit10] or curve[:1]
     best = max(allowed, key=lambda pt: (pt["C"], -pt["threshold"]))
+    withheld = sorted(exs[i].qid for i in range(len(exs)) if not p_all[i] >= best["threshold"])
     final, mean, scale = _fit(x, y, seed, c)
     mapping = {
         "version": ABSTENTION_VERSION,
@@ -141,6 +143,7 @@ def train_abstention(
         "min_hit10": min_hit10,
         "without": curve[0],
         "chosen": best,
+        "withheld": withheld,  # queries the chosen threshold empties (out-of-fold)
         "curve": curve,
     }
     return mapping, report

@@ -21,6 +21,7 @@ def register(sub: Any) -> None:
     f.add_argument("--out", type=Path, required=True, help="e.g. safety/labels/v1 (must not exist)")
     f.add_argument("--items", type=Path, required=True, help="the corpus build's items.parquet")
     f.add_argument("--split-seed", type=int, default=20261202)
+    f.add_argument("--base", type=Path, help="an earlier version whose labels the new one keeps")
     f.set_defaults(handler=run_freeze_labels)
     r = ssub.add_parser("review", help="export items near the model's threshold for review")
     r.add_argument("--build", type=Path, required=True, help="a corpus build (items.parquet)")
@@ -61,7 +62,7 @@ def _families(items_parquet: Path) -> dict[str, str]:
 
 def run_freeze_labels(args: argparse.Namespace) -> int:
     families = _families(args.items)
-    stats = labels.freeze_round(args.round, args.out, families, args.split_seed)
+    stats = labels.freeze_round(args.round, args.out, families, args.split_seed, args.base)
     print(
         f"{args.out}: {stats['final_items']} items, {stats['final_unsafe']} unsafe; "
         f"kappa {stats['kappa']:.3f}, {stats['disputed']} settled by annotator-c"

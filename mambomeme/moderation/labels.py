@@ -338,9 +338,15 @@ def read_round(folder: Path) -> tuple[dict[str, dict[str, SafetyLabel]], dict[st
 
 
 def freeze_round(
-    folder: Path, out: Path, families: Mapping[str, str], split_seed: int
+    folder: Path,
+    out: Path,
+    families: Mapping[str, str],
+    split_seed: int,
+    base: Path | None = None,
 ) -> dict[str, Any]:
-    """Finalise a round (two passes, the third on disagreements) into a new label version."""
+    """Finalise a round (two passes, the third on disagreements) into a new label version;
+    with `base` (an earlier version folder) the new version holds its labels too (an item
+    labelled in both keeps the earlier label: a round adds items, it never relabels)."""
     passes, assignment = read_round(folder)
     a, b = passes.get("annotator-a", {}), passes.get("annotator-b", {})
     c = passes.get("annotator-c", {})
@@ -351,6 +357,12 @@ def freeze_round(
             f"{len(disputed)}: the third pass must cover exactly those"
         )
     final = finalise(a, b, c)
+    earlier: dict[str, SafetyLabel] = {}
+    if base is not None:
+        for row in read_labels_tsv(Path(base) / "labels.tsv"):
+            earlier[row.item_id] = SafetyLabel(row.item_id, row.safety, row.category)
+    round_items = len(final)
+    final = {**final, **earlier}
     unknown = sorted(set(final) - set(families))
     if unknown:
         raise BenchmarkError(f"{folder}: item {unknown[0]!r} is not in the corpus")
@@ -359,7 +371,11 @@ def freeze_round(
     stats["third_pass_unsafe"] = sum(c[i].safety == "unsafe" for i in disputed)
     stats["final_unsafe"] = sum(lab.safety == "unsafe" for lab in final.values())
     stats["final_items"] = len(final)
+    stats["round_items"] = round_items
+    stats["base"] = str(base) if base is not None else None
     sources = sorted(folder.glob("*.csv")) + [folder / "assignment.json"]
+    if base is not None:
+        sources.append(Path(base) / "labels.tsv")
     manifest = {
         "policy": "safety-v1",
         "corpus": assignment.get("corpus"),

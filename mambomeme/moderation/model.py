@@ -301,8 +301,9 @@ def apply(
     """Each item's model probability; an item the rules left safe becomes unsafe when the
     probability reaches the threshold. An override always wins (its class stays) and a rule
     hit is never un-flagged. `known` (item id -> safe | unsafe, the frozen human labels of dev
-    items) acts like an override list: a label `unsafe` masks the item, a label `safe` keeps
-    the model from flagging it (a rule hit still stands)."""
+    items) acts like an override list: a label `unsafe` masks the item (also against an
+    earlier single-reviewer `safe` override: the two-pass label is the later, stricter verdict),
+    a label `safe` keeps the model from flagging it (a rule hit still stands)."""
     known = known or {}
     import dataclasses
 
@@ -315,8 +316,8 @@ def apply(
     out: list[Item] = []
     flagged: list[str] = []
     for item, prob in zip(items, p, strict=True):
-        if item.safety == "safe" and item.id not in rules.overrides:
-            label = known.get(item.id)
+        label = known.get(item.id)
+        if item.safety == "safe" and (label == "unsafe" or item.id not in rules.overrides):
             if label == "unsafe" or (label is None and prob >= model.threshold):
                 item = dataclasses.replace(item, safety="unsafe")
                 flagged.append(item.id)
