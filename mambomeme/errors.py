@@ -71,3 +71,36 @@ class ReleaseError(MamboMemeError):
 
 class ReleaseIntegrityError(ReleaseError):
     """A release's files do not match the sha256 sums in its manifest."""
+
+
+class ArtifactIntegrityError(IndexError_):
+    """A build or release file is truncated, corrupt or does not match the manifest it carries.
+
+    `path` names the file and `reason` what is wrong with it; the engine refuses to serve such a
+    folder and publish refuses to publish it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class LibraryError(MamboMemeError):
+    """The user's library (mambomeme/library) cannot be read or changed as asked."""
+
+
+class OcrError(LibraryError):
+    """An OCR engine was asked for and cannot run, or failed on one image."""
+
+
+class UnknownFilterError(MamboMemeError):
+    """A request filter names a value no item has (`--template Nope`): an error, not an empty
+    list; `value` is the value, `known` some of the values there are."""
+
+    def __init__(self, name: str, value: str, known: list[str], total: int) -> None:
+        self.name = name
+        self.value = value
+        self.known = known
+        more = f" (and {total - len(known)} more)" if total > len(known) else ""
+        shown = ", ".join(known) if known else "none"
+        super().__init__(f"--{name}: no item has {value!r}; known: {shown}{more}")

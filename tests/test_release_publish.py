@@ -105,10 +105,11 @@ def test_changed_missing_or_extra_file_is_refused(tmp_path: Path) -> None:
     releases = tmp_path / "releases"
     release = publish(build, manifest, selection, releases)
     resolve_current(releases)  # verified and cached
+    original = (release.path / "lexical.sqlite").read_bytes()
     _tamper(release.path / "lexical.sqlite", b"lexical evil")
     with pytest.raises(ReleaseIntegrityError, match="changed lexical.sqlite"):
         resolve_current(releases)  # the cache key (size/mtime) changed: re-hashed
-    _tamper(release.path / "lexical.sqlite", b"lexical alpha")
+    _tamper(release.path / "lexical.sqlite", original)
     (release.path / "extra.txt").write_text("x")
     with pytest.raises(ReleaseIntegrityError, match="unexpected extra.txt"):
         verify_release(release.path)

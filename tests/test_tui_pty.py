@@ -201,7 +201,9 @@ def test_feedback_key_turns_it_on(tmp_path: Path) -> None:
     run = Run(tmp_path)
     run.search("john cena", 1)
     assert "fb:off" in run.status()
-    run.session.send("F")
+    run.session.send("F")  # a typed letter never opts in to logging
+    assert not run.session.wait_for(lambda: "fb:on" in run.status(), 0.5)
+    run.session.send("\x0f")  # ctrl o, the deliberate key
     assert run.session.wait_for(lambda: "fb:on" in run.status(), 5)
     run.session.send("\r")  # choose rank 1: the one selection action
     assert run.session.wait_for(lambda: "chose #1" in run.text(), 5)

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mambomeme.errors import SchemaError
@@ -43,6 +44,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,199}$")
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")  # BCP 47, simplified
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 MAX_TEXT = 20_000
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")  # absolute preview paths
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,29 @@ def _check_values(values: dict[str, Any], where: str) -> None:
     sha = values.get("image_sha256", "")
     if sha and not _SHA256.match(sha):
         raise SchemaError(where, "image_sha256", "not a lowercase hex sha256")
+    _check_preview(values["preview"], where)
+
+
+def _check_preview(raw: str, where: str) -> None:
+    """A preview is "" (no image: a shared corpus that ships none), a relative path inside the
+    build folder to the .png card ingest draws, or an absolute path to an existing image file.
+    Checked per record so a bad path is a reject naming file:line, not an aborted ingest."""
+    if not raw:
+        return
+    if not raw.strip() or raw != raw.strip():
+        raise SchemaError(where, "preview", f"blank or padded preview path {raw!r}")
+    posix = PurePosixPath(raw.replace("\\", "/"))
+    if raw.startswith("/") or Path(raw).is_absolute():
+        path = Path(raw)
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            raise SchemaError(where, "preview", f"not an image file name: {raw!r}")
+        if not path.is_file():
+            raise SchemaError(where, "preview", f"image file does not exist: {raw!r}")
+        return
+    if ".." in posix.parts:
+        raise SchemaError(where, "preview", f"path escapes the build directory: {raw!r}")
+    if posix.suffix.lower() != ".png":
+        raise SchemaError(where, "preview", f"generated previews must be .png: {raw!r}")
 
 
 def _string(value: Any, where: str, name: str) -> str:

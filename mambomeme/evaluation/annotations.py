@@ -18,7 +18,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,7 +75,7 @@ def parse_csv(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
     reader = csv.reader(io.StringIO(text))
     header: list[str] | None = None
     rows: list[tuple[str, dict[str, str]]] = []
-    for cells in reader:
+    for cells in _rows(reader, path):
         where = f"{path}:{reader.line_num}"
         if header is None:
             if not cells or not any(c.strip() for c in cells) or cells[0].lstrip().startswith("#"):
@@ -102,12 +102,27 @@ def parse_csv(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
     return rows
 
 
+def _rows(reader: Any, path: Path) -> Iterator[list[str]]:
+    """The reader's rows; a malformed row (a field over csv's 128 KiB limit, a NUL, a bad
+    quote) is a BenchmarkError naming file:line, not a csv.Error."""
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise BenchmarkError(f"{path}:{reader.line_num}: malformed CSV row: {exc}") from None
+        yield cells
+
+
 def parse_labelstudio(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
     """Rows from a Label Studio JSON export of our tasks (choices 'grade' and 'safety')."""
     try:
         tasks = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BenchmarkError(f"{path}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise BenchmarkError(f"{path}: invalid JSON: nested too deeply") from None
     if not isinstance(tasks, list):
         raise BenchmarkError(f"{path}: expected a list of tasks")
     rows = []
@@ -121,13 +136,16 @@ def parse_labelstudio(path: Path, text: str) -> list[tuple[str, dict[str, str]]]
             "grade": "",
             "safety": "",
         }
-        annotations = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
-        if len(annotations) > 1:
-            raise BenchmarkError(f"{where}: {len(annotations)} annotations; one annotator, one")
-        for result in annotations[0].get("result", []) if annotations else []:
-            choices = (result.get("value") or {}).get("choices") or []
-            if result.get("from_name") in ("grade", "safety") and len(choices) == 1:
-                row[result["from_name"]] = str(choices[0]).split(" ", 1)[0]
+        try:
+            annotations = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+            if len(annotations) > 1:
+                raise BenchmarkError(f"{where}: {len(annotations)} annotations; one annotator, one")
+            for result in annotations[0].get("result", []) if annotations else []:
+                choices = (result.get("value") or {}).get("choices") or []
+                if result.get("from_name") in ("grade", "safety") and len(choices) == 1:
+                    row[result["from_name"]] = str(choices[0]).split(" ", 1)[0]
+        except (AttributeError, TypeError):
+            raise BenchmarkError(f"{where}: malformed annotations (not Label Studio's)") from None
         rows.append((where, row))
     return rows
 
@@ -240,6 +258,6 @@ def assigned_pairs(pool_dir: Path, annotator: str) -> list[tuple[str, str]]:
     path = Path(pool_dir) / annotator / "assignment.json"
     try:
         raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        return [(str(q), str(i)) for q, i in raw["pairs"]]
+    except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise BenchmarkError(f"{path}: cannot read the annotator's assignment: {exc}") from None
-    return [(str(q), str(i)) for q, i in raw["pairs"]]

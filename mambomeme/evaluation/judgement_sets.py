@@ -45,10 +45,34 @@ def versions(sets_dir: Path, benchmark: str) -> list[tuple[int, Path]]:
 
 
 def _same(folder: Path, files: Mapping[str, str]) -> bool:
+    """Whether `folder` holds exactly `files`. The manifest's `inputs` (annotator file ->
+    sha256) are compared by file name and content only, so the same annotator files read from
+    another folder (or by another relative path) verify the existing version, never freeze a
+    new one."""
     on_disk = {p.name for p in folder.iterdir() if not p.name.startswith(".")}
     if on_disk != set(files):
         return False
-    return all((folder / name).read_bytes() == text.encode("utf-8") for name, text in files.items())
+    for name, text in files.items():
+        data = (folder / name).read_bytes()
+        if data == text.encode("utf-8"):
+            continue
+        if name != "manifest.json":
+            return False
+        stored = _content_key(data.decode("utf-8", "replace"))
+        if stored is None or stored != _content_key(text):
+            return False
+    return True
+
+
+def _content_key(manifest_text: str) -> Any:
+    """A set manifest with its inputs keyed by file name instead of path (None if unreadable)."""
+    try:
+        manifest = json.loads(manifest_text)
+        inputs = manifest["inputs"]
+        manifest["inputs"] = sorted((Path(str(k)).name, str(v)) for k, v in inputs.items())
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return manifest
 
 
 def freeze_version(

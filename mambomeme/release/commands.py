@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mambomeme.release.pointer import current_release
+from mambomeme.release.pointer import resolve_current
 from mambomeme.release.publish import publish, rollback
 
 DEFAULT_RELEASES = Path("releases")
@@ -35,7 +35,10 @@ def register(subparsers: Any) -> None:
     back.add_argument("--releases", type=Path, default=DEFAULT_RELEASES)
     back.set_defaults(handler=_rollback)
 
-    show = subparsers.add_parser("release", help="print the current release id, verified")
+    show = subparsers.add_parser(
+        "release",
+        help="print the current release id after verifying every file and artifact (deep)",
+    )
     show.add_argument("--releases", type=Path, default=DEFAULT_RELEASES)
     show.set_defaults(handler=_show)
 
@@ -55,6 +58,6 @@ def _rollback(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    release = current_release(args.releases)
+    release = resolve_current(args.releases, use_cache=False, deep=True)
     print(f"{release.id}\t{release.path}")
     return 0

@@ -88,33 +88,36 @@ def _stat_key(release_dir: Path) -> _StatKey:
     return (str(release_dir.resolve()), tuple(stats))
 
 
-def open_release(releases_dir: Path, release_id: str, *, use_cache: bool = True) -> Release:
+def open_release(
+    releases_dir: Path, release_id: str, *, use_cache: bool = True, deep: bool = False
+) -> Release:
     """Verify releases/<id> against its manifest and return it; refuse it if it does not match.
 
     Verified releases are remembered by (path, size and mtime of every file) so a long-lived
-    process does not re-hash on every call; pass use_cache=False for a full re-hash.
+    process does not re-hash on every call; pass use_cache=False for a full re-hash, and
+    deep=True (never cached) to also check every artifact's content (verify.verify_release).
     """
     check_release_id(release_id, "open_release")
     path = releases_dir / release_id
     if not (path / MANIFEST_NAME).is_file():
         raise ReleaseIntegrityError(f"{path}: not a release (no {MANIFEST_NAME})")
     key = _stat_key(path)
-    if use_cache:
+    if use_cache and not deep:
         with _verified_lock:
             if key in _verified:
                 return Release(id=release_id, path=path)
-    verify_release(path)
+    verify_release(path, deep=deep)
     with _verified_lock:
         _verified.add(key)
     return Release(id=release_id, path=path)
 
 
-def resolve_current(releases_dir: Path, *, use_cache: bool = True) -> Release:
+def resolve_current(releases_dir: Path, *, use_cache: bool = True, deep: bool = False) -> Release:
     """The current release, verified; ReleaseError when nothing was published yet."""
     release_id = read_pointer(releases_dir)
     if release_id is None:
         raise ReleaseError(f"{releases_dir / POINTER_NAME}: no current release; run publish")
-    return open_release(releases_dir, release_id, use_cache=use_cache)
+    return open_release(releases_dir, release_id, use_cache=use_cache, deep=deep)
 
 
 def current_release(releases_dir: Path) -> Release:

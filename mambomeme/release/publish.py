@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -29,7 +30,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mambomeme.errors import IndexError_, ReleaseError
+from mambomeme.errors import (
+    ArtifactIntegrityError,
+    IndexError_,
+    ReleaseError,
+    ReleaseIntegrityError,
+)
+from mambomeme.index.integrity import CORPUS_MANIFEST, verify_artifacts
 from mambomeme.index.query_encoder import check_query_encoder
 from mambomeme.index.term_lists import TERM_LISTS_DIR, verify_term_lists
 from mambomeme.release.pointer import (
@@ -51,7 +58,9 @@ from mambomeme.release.verify import (
 HISTORY_NAME = "history.jsonl"
 LOCK_NAME = ".lock"
 STAGING_PREFIX = ".staging-"
-CORPUS_MANIFEST_NAME = "corpus-manifest.json"
+CORPUS_MANIFEST_NAME = CORPUS_MANIFEST
+# a folder publish made: <corpus>-<UTC yyyymmddTHHMMSS>-<12 hex>
+PUBLISHED_DIR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*-[0-9]{8}T[0-9]{6}-[0-9a-f]{12}$")
 SELECTION_NAME = "selection.json"
 REQUIRED_BUILD_FILES = ("items.parquet", "lexical.sqlite")
 DENSE_FILES = ("dense.npy", "dense.ids.json", "dense.json")
@@ -62,7 +71,8 @@ DENSE_FOLDERS = ("", "dense/")  # the dense index sits in the build folder or in
 def release_lock(releases_dir: Path) -> Iterator[None]:
     """One writer at a time (flock on releases/.lock; the kernel drops it if the writer dies).
 
-    Holding the lock, remove what a killed writer left: staging folders and pointer temps.
+    Holding the lock, remove what a killed writer left: staging folders, pointer temps, and
+    orphan releases (renamed into place, killed before their history line: never served).
     """
     releases_dir.mkdir(parents=True, exist_ok=True)
     with open(releases_dir / LOCK_NAME, "a") as lock:
@@ -70,14 +80,38 @@ def release_lock(releases_dir: Path) -> Iterator[None]:
         try:
             for leftover in releases_dir.iterdir():
                 if leftover.name.startswith(STAGING_PREFIX) and leftover.is_dir():
-                    shutil.rmtree(leftover)
+                    _remove_tree(leftover)
                 elif leftover.name.startswith(f".{POINTER_NAME}.") and leftover.name.endswith(
                     ".tmp"
                 ):
                     leftover.unlink()
+            for orphan in orphan_releases(releases_dir):
+                _remove_tree(orphan)
             yield
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def orphan_releases(releases_dir: Path) -> list[Path]:
+    """Release folders that no history line names and CURRENT does not point at: a publisher
+    killed between its rename and its history line left them. Only call under the lock."""
+    known = {entry["id"] for entry in read_history(releases_dir)}
+    try:
+        known.add(read_pointer(releases_dir) or "")
+    except ReleaseError:
+        pass  # a garbage pointer is reported by whoever reads it
+    return sorted(
+        p
+        for p in releases_dir.iterdir()
+        if p.is_dir() and not p.is_symlink() and PUBLISHED_DIR.match(p.name) and p.name not in known
+    )
+
+
+def _remove_tree(root: Path) -> None:
+    """rmtree a folder that publish made read-only (its folders need write permission back)."""
+    for dirpath, _, _ in os.walk(root):
+        os.chmod(dirpath, stat.S_IRWXU)
+    shutil.rmtree(root)
 
 
 def read_history(releases_dir: Path) -> list[dict[str, Any]]:
@@ -130,7 +164,10 @@ def publish(
     a partial dense index, a query-encoder folder that does not verify against its manifest or
     whose weights are not the dense index's, term lists not built from its lexical.sqlite (or
     whose files do not match their sha256), a build file that would shadow a release file, and
-    an existing id. Everything under the build folder (query-encoder/ included) is copied.
+    an existing id. Everything under the build folder (query-encoder/ included) is copied, and
+    the staged copy is checked artifact by artifact against the manifests it carries
+    (index/integrity.py `verify_artifacts`) before its release manifest is written: a corrupt
+    or truncated file is never published (ReleaseIntegrityError naming it).
     """
     sources = _release_sources(build_dir, corpus_manifest, selection)
     corpus = check_release_id(build_dir.resolve().name, f"{build_dir}: corpus name")
@@ -139,6 +176,13 @@ def publish(
         files: dict[str, dict[str, Any]] = {}
         for rel, source in sources.items():
             files[rel] = _copy_hashed(source, staging / rel)
+        try:
+            integrity = verify_artifacts(staging, staging / CORPUS_MANIFEST_NAME)
+        except ArtifactIntegrityError as exc:
+            _remove_tree(staging)
+            message = str(exc).replace(str(staging / CORPUS_MANIFEST_NAME), str(corpus_manifest))
+            message = message.replace(str(staging), str(build_dir))
+            raise ReleaseIntegrityError(f"--build {build_dir}: {message}; not published") from None
         content_sha = combine_digests((rel, files[rel]["sha256"]) for rel in sorted(files))
         stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%S")
         release_id = f"{corpus}-{stamp}-{content_sha[:12]}"
@@ -153,6 +197,7 @@ def publish(
             "created_utc": stamp,
             "content_sha256": content_sha,
             "files": files,
+            "integrity": integrity,
             "sources": {
                 "build": str(build_dir),
                 "corpus_manifest": str(corpus_manifest),
@@ -190,7 +235,7 @@ def rollback(releases_dir: Path, to: str | None = None) -> Release:
                     f"{releases_dir}: {current} is the first release; none before it"
                 )
             to = order[index - 1]
-        target = open_release(releases_dir, to, use_cache=False)
+        target = open_release(releases_dir, to, use_cache=False, deep=True)
         append_history(releases_dir, "rollback", target.id, current)
         write_pointer(releases_dir, target.id)
     return target
@@ -221,7 +266,10 @@ def _release_sources(build_dir: Path, corpus_manifest: Path, selection: Path) ->
     for label, path in (("corpus manifest", corpus_manifest), ("selection", selection)):
         if not path.is_file():
             raise ReleaseError(f"{label} {path}: file not found")
-    selection_data = json.loads(selection.read_text(encoding="utf-8"))
+    try:
+        selection_data = json.loads(selection.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ReleaseError(f"selection {selection}: not a readable JSON file: {exc}") from None
     if not isinstance(selection_data, dict) or "config" not in selection_data:
         raise ReleaseError(f"selection {selection}: field 'config' missing (not a selection.json)")
     sources = {rel: build_dir / rel for rel in tree_files(build_dir)}

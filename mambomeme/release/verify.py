@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mambomeme.errors import ReleaseIntegrityError
+from mambomeme.errors import ArtifactIntegrityError, ReleaseIntegrityError
+from mambomeme.index.integrity import CORPUS_MANIFEST, RELEASE_MANIFEST, verify_artifacts
 
-MANIFEST_NAME = "release.json"
+MANIFEST_NAME = RELEASE_MANIFEST
 RELEASE_FORMAT_VERSION = "release-v1"
 
 
@@ -79,11 +80,14 @@ def load_manifest(release_dir: Path) -> dict[str, Any]:
     return data
 
 
-def verify_release(release_dir: Path) -> dict[str, Any]:
+def verify_release(release_dir: Path, deep: bool = False) -> dict[str, Any]:
     """Check every file of a release against its manifest; return the manifest.
 
     Raises ReleaseIntegrityError naming each missing, unexpected or changed file, and when the
     manifest's id is not the folder's name or its content digest does not match its files.
+    `deep` also checks every artifact against the manifests the release carries
+    (index/integrity.py `verify_artifacts`: per-item content hashes, SQLite and FTS5 integrity,
+    dense shapes and sha256s) and against the integrity record publish wrote.
     """
     manifest = load_manifest(release_dir)
     if manifest.get("id") != release_dir.name:
@@ -108,4 +112,15 @@ def verify_release(release_dir: Path) -> dict[str, Any]:
     digest = combine_digests((rel, expected[rel]["sha256"]) for rel in sorted(expected))
     if digest != manifest.get("content_sha256"):
         raise ReleaseIntegrityError(f"{release_dir}: content_sha256 does not match its file list")
+    if deep:
+        try:
+            record = verify_artifacts(release_dir, release_dir / CORPUS_MANIFEST)
+        except ArtifactIntegrityError as exc:
+            raise ReleaseIntegrityError(f"{release_dir}: {exc}") from None
+        recorded = manifest.get("integrity")
+        if recorded is not None and recorded != record:
+            raise ReleaseIntegrityError(
+                f"{release_dir}: its artifacts do not match the integrity record of "
+                f"{MANIFEST_NAME} ({recorded} != {record})"
+            )
     return manifest

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, Item
-from mambomeme.errors import ArtifactIntegrityError, IndexError_
-from mambomeme.index.integrity import ItemsSummary, eligible_mask, summarise_items
+from mambomeme.errors import ArtifactIntegrityError, IndexError_, UnknownFilterError
+from mambomeme.index.integrity import ItemsSummary, eligibility
 from mambomeme.search.results import Filters
 
 ITEMS_FILE = "items.parquet"  # = corpus.ingest.ITEMS_FILE (not imported: ingest pulls in pandas)
@@ -42,6 +42,12 @@ class ItemTable(Mapping[str, Item]):
 
     def __init__(self, build_dir: Path) -> None:
         path = build_dir / ITEMS_FILE
+        try:  # Arrow and SQLite take paths as UTF-8: undecodable bytes (os.fsdecode) cannot open
+            str(path).encode("utf-8")
+        except UnicodeEncodeError:
+            raise IndexError_(
+                f"{ascii(str(build_dir))}: the folder's path is not valid UTF-8; rename it"
+            ) from None
         if not path.exists():
             raise IndexError_(f"corpus table not found: {path} (run `dvc repro` first)")
         self._path = path
@@ -49,7 +55,7 @@ class ItemTable(Mapping[str, Item]):
             present = set(pq.read_schema(path).names)
         except (pa.ArrowException, OSError) as exc:
             raise ArtifactIntegrityError(
-                str(path), f"not a readable Parquet file ({exc})"
+                str(path), f"not a readable Parquet file ({exc}); {build_dir} is not served"
             ) from None
         absent = [c for c in MASK_COLUMNS if c not in present]
         if absent:
@@ -58,19 +64,23 @@ class ItemTable(Mapping[str, Item]):
                 "run `dvc repro` (ingest) again"
             )
         try:
-            table = pq.read_table(path, columns=list(MASK_COLUMNS))
-            self.static_mask: np.ndarray = eligible_mask(table)
-            # counts and eligibility digest, checked against the manifests (index/integrity.py)
-            self.summary: ItemsSummary = summarise_items(table, self.static_mask)
+            table = _read(path, list(MASK_COLUMNS))
+            # the static mask, and its counts and digest to check against the manifests
+            self.static_mask: np.ndarray
+            self.summary: ItemsSummary
+            self.static_mask, self.summary = eligibility(table)
         except (pa.ArrowException, OSError, TypeError, ValueError) as exc:
-            raise ArtifactIntegrityError(str(path), f"not a readable item table ({exc})") from None
+            raise ArtifactIntegrityError(
+                str(path), f"not a readable item table ({exc}); {build_dir} is not served"
+            ) from None
         self.ids: list[str] = table.column("id").to_pylist()
         self._kind = table.column("kind")
         self._language = pc.utf8_lower(table.column("language"))
         templates = pc.dictionary_encode(table.column("template")).combine_chunks()
         self._template_codes = templates.indices.to_numpy(zero_copy_only=False)
         # each distinct template normalised once
-        self._template_keys = [normalise(str(t)).casefold() for t in templates.dictionary]
+        self._template_names = [str(t) for t in templates.dictionary]
+        self._template_keys = [normalise(t).casefold() for t in self._template_names]
         self.template_group: list[str] = table.column("template_group").to_pylist()
         self.dup_key: list[str] = table.column("dup_key").to_pylist()
         self.variant_key: list[str] = table.column("variant_key").to_pylist()
@@ -84,9 +94,7 @@ class ItemTable(Mapping[str, Item]):
 
     def _load(self) -> None:
         try:
-            table = pq.read_table(
-                self._path, columns=list(ALL_FIELDS), read_dictionary=list(REPEATED_TEXT)
-            )
+            table = _read(self._path, list(ALL_FIELDS), list(REPEATED_TEXT))
             self._table = table.combine_chunks()  # `take` on many chunks would copy them all
         except BaseException as exc:  # re-raised by the first item() that needs the table
             self._error = exc
@@ -122,6 +130,23 @@ class ItemTable(Mapping[str, Item]):
             mask &= np.isin(self._template_codes, codes)
         return mask
 
+    def check_filter_values(self, filters: Filters | None, shown: int = 12) -> None:
+        """UnknownFilterError when `filters` names a template or language no item has (a typo
+        would otherwise read as "no match"); a known value that leaves nothing eligible is a
+        legitimate empty answer, not an error."""
+        if filters is None:
+            return
+        if filters.template is not None:
+            wanted = normalise(filters.template).casefold()
+            if wanted not in self._template_keys:
+                names = sorted({t for t in self._template_names if t.strip()}, key=str.casefold)
+                raise UnknownFilterError("template", filters.template, names[:shown], len(names))
+        if filters.language is not None:
+            codes = sorted({str(c) for c in pc.unique(self._language).to_pylist() if c})
+            wanted = filters.language.lower()
+            if not any(c == wanted or c.startswith(wanted + "-") for c in codes):
+                raise UnknownFilterError("language", filters.language, codes[:shown], len(codes))
+
     def item(self, row: int) -> Item:
         cached = self._cache.get(row)
         if cached is None:
@@ -150,6 +175,14 @@ class ItemTable(Mapping[str, Item]):
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def _read(path: Path, columns: list[str], dictionaries: Sequence[str] = ()) -> pa.Table:
+    """Columns of one Parquet file through ParquetFile, not pq.read_table: read_table goes
+    through pyarrow.dataset, whose import pulls in pandas (0.3 s of every `mambomeme search`
+    start)."""
+    with pq.ParquetFile(path, read_dictionary=list(dictionaries) or None) as handle:
+        return handle.read(columns=columns)
 
 
 def _bools(values: pa.ChunkedArray | pa.Array) -> np.ndarray:

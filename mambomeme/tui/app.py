@@ -30,6 +30,7 @@ from typing import Any
 import urwid
 
 from mambomeme.corpus.schema import KINDS, Item
+from mambomeme.errors import MamboMemeError
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.tui import clipboard, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
@@ -62,6 +63,13 @@ class TuiOptions:
     timing_file: Path | None = None
     show_preview: bool = True
     raise_in: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.viewer or not self.viewer[0].strip():
+            raise MamboMemeError(
+                f"--viewer: the image viewer command is blank ({self.viewer!r}); give a program "
+                "such as xdg-open (or set MAMBOMEME_VIEWER)"
+            )
 
 
 def parse_cues(text: str) -> tuple[str, ...]:
@@ -305,14 +313,19 @@ class Controller:
         if target is None or self.loop is None:
             return
         result, path = target
+        viewer = self.options.viewer
+        if not viewer or not viewer[0].strip():  # never run the image itself as the program
+            self.info.error = "no image viewer command (--viewer or MAMBOMEME_VIEWER)"
+            self.status.update(self.info)
+            return
         self._record("open", result)
         try:
             with paused_screen(self.loop):
-                done = subprocess.run([*self.options.viewer, str(path)], check=False)
+                done = subprocess.run([*viewer, str(path)], check=False)
             self.info.error = "" if done.returncode == 0 else f"viewer exited {done.returncode}"
             self.info.message = f"opened {path.name}"
         except OSError as exc:
-            self.info.error = f"cannot run viewer {self.options.viewer[0]!r}: {exc}"
+            self.info.error = f"cannot run viewer {viewer[0]!r}: {exc}"
         self.status.update(self.info)
 
     def do_copy_path(self) -> None:
@@ -497,6 +510,10 @@ class Controller:
         result = self.results.selected
         if result is None:
             self.info.message = "no result selected"
+            self.status.update(self.info)
+            return None
+        if not result.preview.strip():  # "" would resolve to the build folder itself
+            self.info.message = f"#{result.rank} {result.item_id} has no image file"
             self.status.update(self.info)
             return None
         return result, self._path(result)

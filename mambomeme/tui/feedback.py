@@ -164,12 +164,19 @@ class FeedbackLog:
         cutoff = self.clock().astimezone(UTC) - self.retention
         kept: list[str] = []
         removed = 0
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise FeedbackError(f"{self.path}: cannot read the events file: {exc}") from exc
+        for raw in data.splitlines():
+            if not raw.strip():
                 continue
-            try:
+            try:  # a line that is not UTF-8 JSON with a time (a corrupt file) is dropped, not fatal
+                line = raw.decode("utf-8")
                 stamp = datetime.fromisoformat(json.loads(line)["time_utc"])
-            except (ValueError, KeyError, TypeError):
+                if stamp.tzinfo is None:
+                    raise ValueError("time_utc without a time zone")
+            except (ValueError, KeyError, TypeError, RecursionError):
                 removed += 1  # an unreadable line cannot be dated, so it cannot be kept safely
                 continue
             if stamp >= cutoff:

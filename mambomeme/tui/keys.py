@@ -49,7 +49,13 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("apply_filters", ("enter",), FILTERS, "apply the filters and search again"),
     Binding("cancel", ("esc",), FILTERS, "close the dialog without changes"),
     Binding("toggle_preview", ("p",), RESULTS, "show or hide the preview pane"),
-    Binding("toggle_feedback", ("F",), RESULTS, "turn local interaction feedback on or off"),
+    # a control key: a word typed while the results have the focus must never opt in to logging
+    Binding(
+        "toggle_feedback",
+        ("ctrl o",),
+        RESULTS,
+        "turn local interaction feedback on or off (a control key: no typed letter does it)",
+    ),
     Binding("help", ("?",), RESULTS, "show this help (any key closes it)"),
     Binding("help", ("f1",), ANYWHERE, "show this help (any key closes it)"),
     Binding("quit", ("q",), RESULTS, "quit"),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mambomeme.corpus.sources.base import RawRecord
+from mambomeme.corpus.sources.base import RawRecord, parse_json
 
 
 def items_file(config: dict[str, Any]) -> Path:
@@ -28,13 +27,15 @@ def read_records(config: dict[str, Any]) -> Iterator[RawRecord]:
             except UnicodeDecodeError as exc:
                 yield RawRecord(where, None, f"invalid UTF-8 at byte {exc.start}")
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield RawRecord(where, None, f"invalid JSON: {exc.msg}")
+            record, error = parse_json(line)  # repeated keys and deep nesting are rejects too
+            if error is not None:
+                yield RawRecord(where, None, error)
                 continue
             if not isinstance(record, dict):
                 yield RawRecord(where, None, "not a JSON object")
+                continue
+            if record.get("preview") == "":  # the fixture ships no images: each gets a card
+                yield RawRecord(where, None, "field preview: empty path (needs previews/<id>.png)")
                 continue
             yield RawRecord(where, record, None)
 

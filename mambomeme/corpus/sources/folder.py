@@ -258,6 +258,13 @@ def read_metadata_csv(root: Path) -> tuple[dict[str, dict[str, Any]], str | None
     except UnicodeDecodeError as exc:
         return {}, f"invalid UTF-8 at byte {exc.start}"
     reader = csv.DictReader(text.splitlines())
+    try:
+        return _metadata_table(reader)
+    except csv.Error as exc:  # a field over csv's 128 KiB limit, a NUL...
+        return {}, f"line {reader.line_num}: malformed CSV row: {exc}"
+
+
+def _metadata_table(reader: csv.DictReader[str]) -> tuple[dict[str, dict[str, Any]], str | None]:
     columns = reader.fieldnames or []
     if "file" not in columns:
         return {}, "missing column 'file'"

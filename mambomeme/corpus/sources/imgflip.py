@@ -23,14 +23,13 @@ is yielded as RawRecord(where, None, reason); nothing is deduplicated or dropped
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mambomeme.corpus.safety import SafetyClassifier, classifier_from_config
-from mambomeme.corpus.sources.base import RawRecord
+from mambomeme.corpus.sources.base import RawRecord, parse_json
 from mambomeme.corpus.templates import IMGFLIP, TemplateCatalog, load_catalog
 
 LICENSE = "local-evaluation-only"
@@ -256,7 +255,4 @@ def _load_json(raw: bytes) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"invalid UTF-8 at byte {exc.start}"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    return parse_json(text)  # repeated keys and deep nesting are reasons too

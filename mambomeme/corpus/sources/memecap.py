@@ -14,13 +14,12 @@ reason), duplicates included.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mambomeme.corpus.safety import SafetyClassifier, classifier_from_config
-from mambomeme.corpus.sources.base import RawRecord
+from mambomeme.corpus.sources.base import RawRecord, parse_json
 
 LICENSE = "local-evaluation-only"
 
@@ -37,15 +36,15 @@ def read_memes(path: Path, classifier: SafetyClassifier) -> Iterator[RawRecord]:
     where = f"{path.parent.name}/{path.name}"
     try:
         text = path.read_bytes().decode("utf-8")
-        data = json.loads(text)
     except OSError as exc:
         yield RawRecord(where, None, f"unreadable file: {exc.strerror}")
         return
     except UnicodeDecodeError as exc:
         yield RawRecord(where, None, f"invalid UTF-8 at byte {exc.start}")
         return
-    except json.JSONDecodeError as exc:
-        yield RawRecord(where, None, f"invalid JSON at line {exc.lineno}: {exc.msg}")
+    data, error = parse_json(text)  # repeated keys and deep nesting are rejects too
+    if error is not None:
+        yield RawRecord(where, None, error)
         return
     if not isinstance(data, list):
         yield RawRecord(where, None, "not a JSON list of records")

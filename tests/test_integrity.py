@@ -1,0 +1,306 @@
+"""Artifact integrity end to end: a flipped bit or a truncated file in any artifact of the fixture
+build is refused at publish (nothing corrupt is published) and at open (nothing corrupt is
+served), each time with one typed error naming the file."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from test_release_support import make_build, write_token
+
+from mambomeme.errors import (
+    ArtifactIntegrityError,
+    IndexError_,
+    ReleaseError,
+    ReleaseIntegrityError,
+)
+from mambomeme.index import integrity
+from mambomeme.release import publish as publish_module
+from mambomeme.release.pointer import read_pointer, resolve_current
+from mambomeme.release.publish import publish, read_history
+from mambomeme.release.verify import verify_release
+from mambomeme.search.engine import Engine
+from mambomeme.serving import serving_dir
+
+NOW = datetime(2026, 12, 2, 12, 0, 0, tzinfo=UTC)
+Corruption = Callable[[Path], None]
+
+
+# -- corruptions ---------------------------------------------------------------------------------
+
+
+def flip_eligibility(path: Path) -> None:
+    """Flip the one bit of the safety column's bytes that turns an unsafe item safe (the probe's
+    finding: the file still reads, one more item is eligible)."""
+    data = path.read_bytes()
+    columns = list(integrity.ELIGIBILITY_COLUMNS)
+    before = integrity.eligible_mask(pq.read_table(io.BytesIO(data), columns=columns)).sum()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+    chunk = next(
+        meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == "safety"
+    )
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    for position in range(start, start + chunk.total_compressed_size):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[position] ^= 1 << bit
+            try:
+                table = pq.read_table(io.BytesIO(bytes(flipped)), columns=columns)
+            except Exception:  # noqa: BLE001 - most flips break the page: try the next one
+                continue
+            if integrity.eligible_mask(table).sum() > before:
+                path.write_bytes(bytes(flipped))
+                return
+    pytest.fail(f"no single bit of {path}'s safety column makes an item eligible")
+
+
+def flip_middle(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def flip_content(path: Path) -> None:
+    """Flip a bit inside a stored title in lexical.sqlite (content, not free space)."""
+    data = bytearray(path.read_bytes())
+    at = data.find(b"John Cena")
+    assert at > 0, "no title text in the database"
+    data[at + 1] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path) -> None:
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:
+        handle.truncate(size - max(1, min(4096, size // 3)))
+
+
+# (artifact, corruption, name that the refusal must mention)
+CORRUPTIONS: list[tuple[str, Corruption]] = [
+    ("items.parquet", flip_eligibility),
+    ("items.parquet", truncate),
+    ("lexical.sqlite", flip_content),
+    ("lexical.sqlite", truncate),
+    ("dense/dense.npy", flip_middle),
+    ("dense/dense.npy", truncate),
+    ("dense/dense.ids.json", truncate),
+    ("dense/dense.ids.json", flip_middle),
+    ("term-lists/rows.npy", flip_middle),
+    ("term-lists/rows.npy", truncate),
+]
+IDS = [f"{rel}-{corrupt.__name__}" for rel, corrupt in CORRUPTIONS]
+# what Engine.open itself sees (cheap checks); the rest is seen when used or at release verify
+SEEN_AT_OPEN = {
+    ("items.parquet", "flip_eligibility"),
+    ("items.parquet", "truncate"),
+    ("lexical.sqlite", "truncate"),
+    ("dense/dense.npy", "truncate"),
+    ("dense/dense.ids.json", "truncate"),
+    ("dense/dense.ids.json", "flip_middle"),
+    ("term-lists/rows.npy", "truncate"),
+}
+
+
+@pytest.fixture
+def build(tmp_path: Path, fixture_build: Path) -> Path:
+    """A writable copy of the session's fixture build (the 87 MB query encoder left out)."""
+    copy = tmp_path / "build" / "fixture"
+    shutil.copytree(fixture_build, copy, ignore=shutil.ignore_patterns("query-encoder"))
+    return copy
+
+
+@pytest.fixture
+def selection(tmp_path: Path) -> Path:
+    path = tmp_path / "selection.json"
+    path.write_text(json.dumps({"config": {"rrf_k": 60}}), "utf-8")
+    return path
+
+
+def _publish(build: Path, selection: Path, releases: Path) -> Any:
+    return publish(build, build / "corpus-fixture.json", selection, releases, now=NOW)
+
+
+def _writable(path: Path) -> None:
+    for folder in [path.parent, *path.parent.parents]:
+        if (folder / "release.json").is_file():
+            for dirpath, _, _ in os.walk(folder):
+                os.chmod(dirpath, stat.S_IRWXU)
+            break
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+
+
+# -- publish -------------------------------------------------------------------------------------
+
+
+def test_the_healthy_fixture_build_publishes_verifies_and_opens(
+    build: Path, selection: Path, tmp_path: Path, params: dict[str, Any]
+) -> None:
+    releases = tmp_path / "releases"
+    release = _publish(build, selection, releases)
+    manifest = verify_release(release.path, deep=True)
+    assert manifest["integrity"]["rows"] == len(Engine.open(build, params).items)
+    assert resolve_current(releases, use_cache=False, deep=True).id == release.id
+    engine = Engine.open(release.path, params)
+    assert engine.items.summary.eligible_sha256 == manifest["integrity"]["eligible_sha256"]
+    assert engine.search(["john cena"], system="bm25").results
+
+
+@pytest.mark.parametrize(("rel", "corrupt"), CORRUPTIONS, ids=IDS)
+def test_publish_refuses_every_corrupt_artifact(
+    build: Path, selection: Path, tmp_path: Path, rel: str, corrupt: Corruption
+) -> None:
+    corrupt(build / rel)
+    releases = tmp_path / "releases"
+    with pytest.raises(ReleaseError, match=Path(rel).parts[0]) as refused:
+        _publish(build, selection, releases)
+    assert "Traceback" not in str(refused.value)
+    assert read_pointer(releases) is None
+    if releases.exists():  # refused before or after staging: no release, no staging left
+        assert [p.name for p in releases.iterdir() if p.is_dir()] == []
+
+
+def test_publish_refuses_a_lexical_index_corrupt_without_term_lists(
+    build: Path, selection: Path, tmp_path: Path
+) -> None:
+    """Without term lists nothing records lexical.sqlite's sha256: FTS5's own integrity-check
+    (index against content) finds the flipped title byte."""
+    shutil.rmtree(build / "term-lists")
+    flip_content(build / "lexical.sqlite")
+    with pytest.raises(ReleaseIntegrityError, match="lexical.sqlite: FTS5 integrity-check"):
+        _publish(build, selection, tmp_path / "releases")
+
+
+def test_publish_refuses_items_that_differ_from_the_corpus_manifest(
+    build: Path, selection: Path, tmp_path: Path
+) -> None:
+    manifest = json.loads((build / "corpus-fixture.json").read_text("utf-8"))
+    first = sorted(manifest["items"])[0]
+    manifest["items"][first] = "0" * 64
+    (build / "corpus-fixture.json").write_text(json.dumps(manifest), "utf-8")
+    with pytest.raises(ReleaseIntegrityError, match=f"item '{first}': content differs"):
+        _publish(build, selection, tmp_path / "releases")
+
+
+# -- open ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rel", "corrupt"), CORRUPTIONS, ids=IDS)
+def test_open_refuses_a_corrupt_build(
+    build: Path, fixture_build: Path, params: dict[str, Any], rel: str, corrupt: Corruption
+) -> None:
+    (build / "query-encoder").symlink_to(fixture_build / "query-encoder")  # for load_dense
+    corrupt(build / rel)
+    name = Path(rel).name
+    if (rel, corrupt.__name__) in SEEN_AT_OPEN:
+        with pytest.raises(IndexError_, match=name):
+            Engine.open(build, params)
+    elif rel.startswith("dense/"):  # the dense route checks its matrix's sha256 when it loads
+        engine = Engine.open(build, params)
+        with pytest.raises(IndexError_, match=name):
+            engine.load_dense()
+    else:  # the bytes of an index are only hashed at verify: see the release case below
+        Engine.open(build, params)
+
+
+@pytest.mark.parametrize(("rel", "corrupt"), CORRUPTIONS, ids=IDS)
+def test_a_release_corrupted_after_publish_is_never_served(
+    build: Path,
+    selection: Path,
+    tmp_path: Path,
+    params: dict[str, Any],
+    rel: str,
+    corrupt: Corruption,
+) -> None:
+    releases = tmp_path / "releases"
+    release = _publish(build, selection, releases)
+    serving_dir(params, None, releases)  # healthy: verified and cached
+    target = release.path / rel
+    _writable(target)
+    corrupt(target)
+    with pytest.raises(ReleaseIntegrityError, match=f"changed {rel}"):
+        serving_dir(params, None, releases)  # what the CLI and the TUI open
+    with pytest.raises(ReleaseIntegrityError):
+        verify_release(release.path, deep=True)
+    if (rel, corrupt.__name__) in SEEN_AT_OPEN or corrupt is truncate:
+        with pytest.raises(ArtifactIntegrityError, match=f"{Path(rel).name}.*is not served"):
+            Engine.open(release.path, params)  # sizes against release.json, eligibility bits
+
+
+def test_open_refuses_eligibility_that_differs_from_the_release_record(
+    build: Path, selection: Path, tmp_path: Path, params: dict[str, Any]
+) -> None:
+    """The corpus manifest's counts cannot see two compensating flips; the release's record of
+    the eligibility bits can."""
+    release = _publish(build, selection, tmp_path / "releases")
+    path = release.path / "release.json"
+    _writable(path)
+    manifest = json.loads(path.read_text("utf-8"))
+    manifest["integrity"]["eligible_sha256"] = "0" * 64
+    path.write_text(json.dumps(manifest), "utf-8")
+    with pytest.raises(ArtifactIntegrityError, match="eligibility bits differ"):
+        Engine.open(release.path, params)
+
+
+def test_top_level_value_reads_counts_without_the_item_list(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    items = {f"x:{n}": "a" * 64 for n in range(5000)}
+    path.write_text(
+        json.dumps({"corpus": "c", "counts": {"accepted": 1}, "items": items}, indent=2)
+    )
+    assert integrity.top_level_value(path, "counts", prefix=200) == {"accepted": 1}
+    assert integrity.top_level_value(path, "items", prefix=200) == items  # read whole
+
+
+# -- orphan releases ---------------------------------------------------------------------------
+
+
+def _kill_after_rename(monkeypatch: pytest.MonkeyPatch) -> None:
+    def killed(*_args: object) -> None:
+        raise KeyboardInterrupt  # the process dies between its rename and its history line
+
+    monkeypatch.setattr(publish_module, "append_history", killed)
+
+
+def test_the_next_publish_removes_an_orphan_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build, manifest, selection = make_build(tmp_path, "alpha")
+    releases = tmp_path / "releases"
+    first = publish(build, manifest, selection, releases)
+    write_token(build, "beta")
+    with monkeypatch.context() as patch:
+        _kill_after_rename(patch)
+        with pytest.raises(KeyboardInterrupt):
+            publish(build, manifest, selection, releases)
+    orphans = [p for p in releases.iterdir() if p.is_dir() and p.name != first.id]
+    assert len(orphans) == 1 and (orphans[0] / "release.json").is_file()
+    assert read_pointer(releases) == first.id
+    write_token(build, "gamma")
+    third = publish(build, manifest, selection, releases)
+    assert not orphans[0].exists()
+    assert sorted(p.name for p in releases.iterdir() if p.is_dir()) == sorted([first.id, third.id])
+    assert [e["id"] for e in read_history(releases)] == [first.id, third.id]
+
+
+def test_an_orphan_with_the_same_id_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build, manifest, selection = make_build(tmp_path, "alpha")
+    releases = tmp_path / "releases"
+    with monkeypatch.context() as patch:
+        _kill_after_rename(patch)
+        with pytest.raises(KeyboardInterrupt):
+            publish(build, manifest, selection, releases, now=NOW)
+    release = publish(build, manifest, selection, releases, now=NOW)  # same content, same second
+    assert read_pointer(releases) == release.id
+    assert resolve_current(releases, use_cache=False, deep=True).id == release.id
