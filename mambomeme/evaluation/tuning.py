@@ -31,13 +31,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mambomeme.errors import TuningError
+from mambomeme.errors import MamboMemeError, TuningError
 from mambomeme.release.protocol import (
     PROTOCOL_VERSION,
     benchmark_checksum,
     check_tuning_allowed,
     read_benchmark_meta,
 )
+from mambomeme.search.shipped import set_search_keys
 
 ROUTE_PREFIX = "route_weights."
 MAX_GRID_POINTS = 20_000
@@ -167,17 +168,10 @@ def simplicity_key(
 
 def search_params(base: Mapping[str, Any], config: Mapping[str, Value]) -> dict[str, Any]:
     """A copy of the `search` params block with each dotted config key set."""
-    result = copy.deepcopy(dict(base))
-    for dotted, value in config.items():
-        node = result
-        *parents, leaf = dotted.split(".")
-        for part in parents:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                raise TuningError(f"config key {dotted!r}: search params have no mapping {part!r}")
-            node = child
-        node[leaf] = value
-    return result
+    try:
+        return set_search_keys(base, config)
+    except MamboMemeError as exc:
+        raise TuningError(str(exc)) from None
 
 
 def write_selection(selection: Selection, path: Path) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import BenchmarkError
+from mambomeme.evaluation.pooling import item_family as item_family  # re-exported
 
 CATEGORIES = ("1", "2", "3", "4", "5", "6", "7")  # SAFETY-POLICY.md v1, in its order
 CATEGORY_NAMES = {
@@ -59,15 +60,6 @@ class SafetyLabel:
     safety: str  # safe | unsafe
     category: str  # "" for safe, else one of CATEGORIES
     note: str = ""
-
-
-def item_family(template_group: str) -> str:
-    """An item's families.csv family: tg:<x> -> template:<x>, memecap:<id> -> post:memecap-<id>."""
-    if template_group.startswith("tg:"):
-        return "template:" + template_group[3:]
-    if template_group.startswith("memecap:"):
-        return "post:memecap-" + template_group[len("memecap:") :]
-    return template_group
 
 
 def source_of(item_id: str) -> str:

@@ -52,19 +52,28 @@ def system_for(weights: Mapping[str, float]) -> str:
     return "bm25+typo" if typo else "bm25"
 
 
-def apply_config(params: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """params with each dotted key of a selection's config set in `search`."""
-    out = copy.deepcopy(dict(params))
-    search = out.setdefault("search", {})
+def set_search_keys(search: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a `search` params block with each dotted config key ("route_weights.dense",
+    "min_cosine", ...) set."""
+    result = copy.deepcopy(dict(search))
     for dotted, value in config.items():
-        node = search
+        node = result
         *parents, leaf = str(dotted).split(".")
         for part in parents:
             child = node.get(part)
             if not isinstance(child, dict):
-                raise MamboMemeError(f"selection key {dotted!r}: search has no mapping {part!r}")
+                raise MamboMemeError(
+                    f"config key {dotted!r}: search params have no mapping {part!r}"
+                )
             node = child
         node[leaf] = value
+    return result
+
+
+def apply_config(params: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """params with each dotted key of a selection's config set in `search`."""
+    out = copy.deepcopy(dict(params))
+    out["search"] = set_search_keys(out.get("search", {}), config)
     return out
 
 
