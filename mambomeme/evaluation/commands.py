@@ -169,7 +169,10 @@ def run_command(args: argparse.Namespace) -> int:
         params, system = ship.params, ship.system
         print(f"system {system} (shipped: {ship.source})")
     engine = Engine.open(build, params)
-    run = execute_run(engine, benchmark, system, args.out, build, manifest, params, args.force)
+    label = "shipped" if args.system is None else None  # the run says what it measured
+    run = execute_run(
+        engine, benchmark, system, args.out, build, manifest, params, args.force, label
+    )
     print(
         f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
         f"{sum(len(r) for r in run.rankings.values())} results "
