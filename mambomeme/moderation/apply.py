@@ -18,7 +18,9 @@ Reclassify = Callable[[list[Item]], tuple[list[Item], dict[str, Any]]]
 
 def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> Reclassify | None:
     """The configured model (params ingest.safety.model) as a reclassify step, or None when
-    the setting is null. A configured model that is missing or fails its manifest is an error,
+    the setting is null. A corpus whose records carry hand-made safety labels
+    (`safety_labelled: true`, the fixture) keeps them: the model never overrides a human label.
+    A configured model that is missing or fails its manifest is an error,
     never a silent fall-back to the rules."""
     folder = (params.get("ingest", {}).get("safety") or {}).get("model")
     if not folder:
@@ -38,7 +40,10 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
         embed = embedder(
             cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
         )
-        result = apply(model, items, rules, embed, known)
+        labelled = dict(known)
+        if config.get("safety_labelled"):  # the source's own safety field is a human label
+            labelled.update({it.id: it.safety for it in items})
+        result = apply(model, items, rules, embed, labelled)
         bands = Counter(
             "near" if abs(p - model.threshold) <= 0.1 else "far"
             for p in result.probabilities.values()
@@ -52,6 +57,7 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
             "flagged_by_model": len(result.flagged_by_model),
             "labels": str(labels_path or ""),
             "labelled_items": len(known),
+            "source_labels": bool(config.get("safety_labelled")),
             "near_threshold": bands["near"],
         }
         return result.items, record
