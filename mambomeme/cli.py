@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mambomeme.bench.commands",
         "mambomeme.tui.commands",
         "mambomeme.moderation.commands",
+        "mambomeme.library.commands",
     ):
         try:
             module = __import__(module_name, fromlist=["register"])

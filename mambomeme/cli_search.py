@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import load_params
 from mambomeme.search.results import Filters, SearchResponse
-from mambomeme.search.shipped import shipped
-from mambomeme.serving import serving_dir
+from mambomeme.serving import absolute_preview, default_system, serving_target
 
 
 def register(sub: Any) -> None:
@@ -38,9 +37,20 @@ def register(sub: Any) -> None:
     p.add_argument("--kind", choices=["template", "meme"])
     p.add_argument("--language", type=text_arg(blank=False))
     p.add_argument("--template", type=text_arg(blank=False))
-    p.add_argument("--build", type=Path, help="build directory (default build/<base.corpus>)")
+    p.add_argument(
+        "--build",
+        type=Path,
+        help="build directory (default: build/<base.corpus> with a params.yaml here, else the "
+        "library that `mambomeme add` made)",
+    )
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
+    p.add_argument("--home", type=Path, help="search the library in this folder")
+    p.add_argument(
+        "--library", action="store_true", help="search your library even inside the repository"
+    )
     p.add_argument("--json", action="store_true", help="print the full response as JSON")
+    p.add_argument("--paths", action="store_true", help="print the absolute image paths only")
+    p.add_argument("-0", "--null", action="store_true", help="with --paths: end paths with NUL")
     p.set_defaults(handler=run_search)
 
 
@@ -80,37 +90,55 @@ def emit(text: str) -> None:
     buffer.flush()
 
 
+def emit_paths(paths: list[str], null: bool) -> None:
+    """One path a line (or NUL-terminated), as the file system's own bytes (a name that is not
+    UTF-8 comes back as it is on disk, so `xargs -0` can open it)."""
+    end = b"\0" if null else b"\n"
+    data = b"".join(os.fsencode(path) + end for path in paths)
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (tests' StringIO)
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
 def split_cues(query: str, extra: list[str]) -> list[str]:
     return [c for c in (part.strip() for part in query.split("|")) if c] + list(extra)
 
 
 def run_search(args: argparse.Namespace) -> int:
+    """Results to stdout (a table, --json or --paths), everything else to stderr; exit 0 with
+    results, 1 when nothing matched (cli.main: 2 on a usage error)."""
     from mambomeme.search.engine import Engine
 
-    params = load_params(args.params)
-    served, label = serving_dir(params, args.build)
+    target = serving_target(args.build, args.params, args.home, args.library)
+    served, label, params = target.build, target.label, target.params
     system, shipped_from = args.system, "--system"
     if system is None:
-        reports = Path(str(params.get("base", {}).get("reports", "reports")))
-        ship = shipped(params, served, reports)
-        params, system, shipped_from = ship.params, ship.system, f"shipped: {ship.source}"
+        params, system, shipped_from = default_system(target)
     engine = Engine.open(served, params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
+    engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
     spec = engine.system(system)
     if "dense" in spec.routes:  # load the model first so the printed time is the search's own
         engine.load_dense(spec.dense_variant)
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
-    if args.json:
-        emit(
-            json.dumps(
-                {"release": label, "system_from": shipped_from, **response_json(response)},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-    else:
-        emit(format_table(response) + f"\nserved from {label} ({shipped_from})")
-    return 0
+    if args.paths:
+        emit_paths([absolute_preview(served, r.preview) for r in response.results], args.null)
+    elif args.json:
+        data = {"release": label, "system_from": shipped_from, **response_json(response)}
+        for result in data["results"]:
+            result["preview"] = absolute_preview(served, result["preview"])
+        emit(json.dumps(data, indent=2, ensure_ascii=False))
+    elif response.results:
+        table = format_table(response).splitlines()
+        emit("\n".join(table[:-1]))
+        print(f"{table[-1]}; served from {label} ({shipped_from})", file=sys.stderr)
+    if not response.results and not args.json:
+        print(f"{format_table(response)}; served from {label}", file=sys.stderr)
+    return 0 if response.results else 1
 
 
 def response_json(response: SearchResponse) -> dict[str, Any]:

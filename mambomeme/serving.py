@@ -1,12 +1,18 @@
 """What the CLI and the TUI serve: an explicit build, else the current release, else the build
-of params base.corpus. Results are tagged with the label returned here (the release id)."""
+of params base.corpus. Results are tagged with the label returned here (the release id).
+
+`serving_target` adds the user's library (mambomeme/library): inside the repository (a
+params.yaml in the working directory) the pipeline's build stays the default; elsewhere, or
+with --home/--library, the library in the XDG data home is served with its shipped defaults.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import build_dir
+from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 
 RELEASES = Path("releases")
 
@@ -24,3 +30,69 @@ def serving_dir(
         return release.path, release.id
     path = build_dir(params)
     return path, path.name
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to open: the build folder, the params to open it with, its label, where a frozen
+    selection may be (None: the library's shipped defaults) and whether it is the library."""
+
+    build: Path
+    params: dict[str, Any]
+    label: str
+    reports: Path | None
+    library: bool
+
+
+def serving_target(
+    build: Path | None,
+    params_path: Path = DEFAULT_PARAMS,
+    home: Path | None = None,
+    library: bool = False,
+) -> Target:
+    """The build a command serves (module docstring); LibraryError when there is neither a
+    params file here nor a library to fall back on."""
+    from mambomeme.library.defaults import library_params
+    from mambomeme.library.home import Library
+
+    explicit_params = Path(params_path) != DEFAULT_PARAMS
+    use_library = library or home is not None
+    if build is not None or (not use_library and (explicit_params or params_path.exists())):
+        params = load_params(params_path) if explicit_params or params_path.exists() else None
+        if params is None:  # a build outside the repository: the shipped defaults
+            return Target(
+                Path(build or "."), library_params(), Path(build or ".").name, None, False
+            )
+        served, label = serving_dir(params, build)
+        reports = Path(str(params.get("base", {}).get("reports", "reports")))
+        return Target(served, params, label, reports, False)
+    lib = Library.at(home)
+    if not lib.exists():
+        from mambomeme.errors import LibraryError
+
+        where = "" if use_library else f" and no {params_path} in this folder"
+        raise LibraryError(
+            f"no library at {lib.home}{where}: add your memes with `mambomeme add DIR`"
+        )
+    return Target(lib.build_dir, library_params(), "library", None, True)
+
+
+def default_system(target: Target) -> tuple[dict[str, Any], str, str]:
+    """(params, system, where it came from) when the user names no system: the shipped
+    selection (search/shipped.py) for a pipeline build, the library's defaults for a library."""
+    if target.reports is None:
+        from mambomeme.library.defaults import DEFAULT_SYSTEM
+
+        return target.params, DEFAULT_SYSTEM, "library defaults"
+    from mambomeme.search.shipped import shipped
+
+    ship = shipped(target.params, target.build, target.reports)
+    return ship.params, ship.system, f"shipped: {ship.source}"
+
+
+def absolute_preview(build: Path, preview: str) -> str:
+    """A result's image as an absolute path: previews relative to the build are resolved."""
+    if not preview:
+        return ""
+    path = Path(preview)
+    return str(path if path.is_absolute() else (Path(build) / path).absolute())

@@ -33,6 +33,8 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
         "--build", type=Path, help="built corpus directory (default build/<base.corpus>)"
     )
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
+    p.add_argument("--home", type=Path, help="open the library in this folder (mambomeme add)")
+    p.add_argument("--library", action="store_true", help="open your library inside the repo")
     p.add_argument("--limit", type=int, default=20, help="results per search (default 20)")
     p.add_argument(
         "--system",
@@ -173,12 +175,15 @@ def _terminal() -> tuple[TextIO, TextIO, list[TextIO]]:
 def run_tui(args: argparse.Namespace) -> int:
     import urwid
 
+    from mambomeme.serving import default_system, serving_target
     from mambomeme.tui.app import ENV_TEST_RAISE, Controller, TuiOptions
     from mambomeme.tui.backend import FakeBackend, LazyEngine
 
     fake = args.fake_engine or os.environ.get(ENV_FAKE) == "1"
-    params = None if fake else _params(args.params)
-    build = resolve_build(args, params)
+    # the repository's build with a params.yaml here, else the user's library (mambomeme add)
+    target = None if fake else serving_target(args.build, args.params, args.home, args.library)
+    params = None if target is None else target.params
+    build = resolve_build(args, params) if target is None else target.build
     if fake:
         args.system = args.system or "hybrid"
         build.mkdir(parents=True, exist_ok=True)
@@ -190,14 +195,10 @@ def run_tui(args: argparse.Namespace) -> int:
     else:
         if not build.is_dir():
             raise TuiError(f"--build: {build} is not a built corpus directory (run `dvc repro`)")
-        assert params is not None
+        assert params is not None and target is not None
         if args.system is None:  # the shipped system with its frozen selection
-            from mambomeme.search.shipped import shipped
-
-            reports = Path(str(params.get("base", {}).get("reports", "reports")))
-            ship = shipped(params, build, reports)
-            params, args.system = ship.params, ship.system
-            print(f"mambomeme: serving {ship.system} ({ship.source})", file=sys.stderr)
+            params, args.system, source = default_system(target)
+            print(f"mambomeme: serving {args.system} ({source})", file=sys.stderr)
         backend = LazyEngine(build, params)
     if args.limit < 1:
         raise TuiError(f"--limit: must be at least 1, got {args.limit}")

@@ -1,0 +1,63 @@
+"""Wall time of a whole `mambomeme search` process (start-up + open + one search), p50/p95.
+
+    python scripts/bench_startup.py --build DIR [--systems bm25 hybrid] [--runs 20]
+        [--query "john cena" --query ...] [--params params.yaml]
+
+Each run is a fresh `python -m mambomeme.cli search QUERY --system S --build DIR` (queries
+cycled), timed from spawn to exit; one warm-up run per system first (file cache). Prints one
+line per system: runs, p50, p95, min, max in seconds. docs/library.md quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[int(rank) - 1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, required=True)
+    parser.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    parser.add_argument("--systems", nargs="+", default=["bm25", "hybrid"])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--query", action="append", default=[])
+    args = parser.parse_args()
+    queries = args.query or ["john cena", "distracted boyfriend", "cat on a keyboard"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    print(f"{args.build}: {args.runs} runs per system, queries {queries}")
+    for system in args.systems:
+        times = []
+        for number in range(args.runs + 1):
+            command = [
+                sys.executable, "-m", "mambomeme.cli", "search", queries[number % len(queries)],
+                "--system", system, "--build", str(args.build), "--params", str(args.params),
+            ]  # fmt: skip
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, env=env, cwd=ROOT, check=False)
+            elapsed = time.perf_counter() - start
+            if done.returncode not in (0, 1):
+                raise SystemExit(done.stderr.decode("utf-8", "replace")[-2000:])
+            if number:  # the first run only warms the file cache
+                times.append(elapsed)
+        print(
+            f"  {system:<10} runs {len(times)}  p50 {statistics.median(times):.3f} s  "
+            f"p95 {percentile(times, 95):.3f} s  min {min(times):.3f}  max {max(times):.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
