@@ -4,6 +4,7 @@ with the real SQLite and the real model (no mocks)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# remembered content checks (index/verified.py) go to a private folder, not ~/.cache
+os.environ.setdefault("MAMBOMEME_VERIFIED_DIR", tempfile.mkdtemp(prefix="mambomeme-verified-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -99,18 +99,6 @@ CORRUPTIONS: list[tuple[str, Corruption]] = [
     ("term-lists/rows.npy", truncate),
 ]
 IDS = [f"{rel}-{corrupt.__name__}" for rel, corrupt in CORRUPTIONS]
-# what Engine.open itself sees (cheap checks); the rest is seen when used or at release verify
-SEEN_AT_OPEN = {
-    ("items.parquet", "flip_eligibility"),
-    ("items.parquet", "truncate"),
-    ("lexical.sqlite", "truncate"),
-    ("dense/dense.npy", "truncate"),
-    ("dense/dense.ids.json", "truncate"),
-    ("dense/dense.ids.json", "flip_middle"),
-    ("term-lists/rows.npy", "truncate"),
-}
-
-
 @pytest.fixture
 def build(tmp_path: Path, fixture_build: Path) -> Path:
     """A writable copy of the session's fixture build (the 87 MB query encoder left out)."""
@@ -198,18 +186,31 @@ def test_publish_refuses_items_that_differ_from_the_corpus_manifest(
 def test_open_refuses_a_corrupt_build(
     build: Path, fixture_build: Path, params: dict[str, Any], rel: str, corrupt: Corruption
 ) -> None:
+    """A build that was opened (and its content check remembered), then corrupted, is refused
+    at the next open naming the file: every artifact kind, flipped bit or truncation."""
     (build / "query-encoder").symlink_to(fixture_build / "query-encoder")  # for load_dense
+    Engine.open(build, params)  # healthy: the full check passes and is remembered
     corrupt(build / rel)
-    name = Path(rel).name
-    if (rel, corrupt.__name__) in SEEN_AT_OPEN:
-        with pytest.raises(IndexError_, match=name):
-            Engine.open(build, params)
-    elif rel.startswith("dense/"):  # the dense route checks its matrix's sha256 when it loads
-        engine = Engine.open(build, params)
-        with pytest.raises(IndexError_, match=name):
-            engine.load_dense()
-    else:  # the bytes of an index are only hashed at verify: see the release case below
+    with pytest.raises(IndexError_, match=f"{Path(rel).name}.*is not served"):
         Engine.open(build, params)
+
+
+def test_the_content_check_runs_once_per_change(build: Path, params: dict[str, Any]) -> None:
+    from mambomeme.index.verified import ensure_verified
+
+    def check() -> None:
+        integrity.check_content(build)
+
+    assert ensure_verified(build, "test-check", check)  # first time: checked
+    assert not ensure_verified(build, "test-check", check)  # unchanged: remembered
+    path = build / "lexical.sqlite"
+    stat = path.stat()
+    flip_content(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the mtime set back: ctime moved
+    with pytest.raises(ArtifactIntegrityError, match="lexical.sqlite"):
+        ensure_verified(build, "test-check", check)
+    with pytest.raises(ArtifactIntegrityError, match="lexical.sqlite"):  # a failure is not kept
+        ensure_verified(build, "test-check", check)
 
 
 @pytest.mark.parametrize(("rel", "corrupt"), CORRUPTIONS, ids=IDS)
@@ -231,9 +232,8 @@ def test_a_release_corrupted_after_publish_is_never_served(
         serving_dir(params, None, releases)  # what the CLI and the TUI open
     with pytest.raises(ReleaseIntegrityError):
         verify_release(release.path, deep=True)
-    if (rel, corrupt.__name__) in SEEN_AT_OPEN or corrupt is truncate:
-        with pytest.raises(ArtifactIntegrityError, match=f"{Path(rel).name}.*is not served"):
-            Engine.open(release.path, params)  # sizes against release.json, eligibility bits
+    with pytest.raises(ArtifactIntegrityError, match=f"{Path(rel).name}.*is not served"):
+        Engine.open(release.path, params)  # --build releases/<id>: sizes, then every sha256
 
 
 def test_open_refuses_eligibility_that_differs_from_the_release_record(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_release_support import fake_search, make_build, write_token
 
+from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import ReleaseError, ReleaseIntegrityError
 from mambomeme.release import commands
 from mambomeme.release.pointer import (
@@ -23,7 +24,7 @@ from mambomeme.release.pointer import (
     write_pointer,
 )
 from mambomeme.release.publish import publish, read_history, rollback
-from mambomeme.release.verify import sha256_file, tree_files, verify_release
+from mambomeme.release.verify import tree_files, verify_release
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 

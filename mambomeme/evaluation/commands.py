@@ -11,7 +11,6 @@ scored with the same commands and no code change. The engine is imported inside 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import BenchmarkError, MamboMemeError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
@@ -63,10 +63,6 @@ def register(subparsers: Any) -> None:
         "--resamples", type=int, help="bootstrap resamples (default: params or 1000)"
     )
     score.set_defaults(handler=score_command)
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def find_corpus_manifest(build: Path, given: Path | None) -> Path:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mambomeme.corpus.manifest import sha256_file
 from mambomeme.corpus.normalise import NORMALISER_VERSION
 from mambomeme.corpus.schema import SCHEMA_VERSION
 from mambomeme.errors import MamboMemeError
@@ -30,7 +31,7 @@ from mambomeme.evaluation.tuning import load_selection, search_params
 from mambomeme.evaluation.versions import RUN_FORMAT, SCORE_VERSION
 from mambomeme.index.lexical import LEXICAL_INDEX_VERSION
 from mambomeme.release.protocol import PROTOCOL_VERSION, benchmark_checksum, read_benchmark_meta
-from mambomeme.release.verify import RELEASE_FORMAT_VERSION, sha256_file, tree_files
+from mambomeme.release.verify import RELEASE_FORMAT_VERSION, tree_files
 
 REPRO_VERSION = "repro-v1"
 RUNTIME_PACKAGES = (

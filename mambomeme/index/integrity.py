@@ -256,7 +256,8 @@ def dense_sets(folder: Path) -> list[DenseSet]:
 
 def corpus_manifest_of(folder: Path) -> Path | None:
     """The corpus manifest a folder carries: a release's corpus-manifest.json, else a build's
-    corpus-<name>.json beside its files or in the repository's manifests/ folder."""
+    corpus-<name>.json beside its files or in the repository's manifests/ folder, else the one
+    corpus-*.json beside its files (a library build)."""
     name = folder.resolve().name
     for path in (
         folder / CORPUS_MANIFEST,
@@ -265,7 +266,61 @@ def corpus_manifest_of(folder: Path) -> Path | None:
     ):
         if path.is_file():
             return path
-    return None
+    beside = sorted(folder.glob("corpus-*.json"))
+    return beside[0] if len(beside) == 1 else None
+
+
+# -- the full check, remembered per change (index/verified.py) --------------------------------
+
+CONTENT_CHECK = "content-v1"  # the name under which index/verified.py remembers a pass
+
+
+def check_content(folder: Path) -> None:
+    """The full content check an engine runs on the first open of a folder after any change:
+    a release's every file against the sha256 release.json records; a build's artifacts
+    against its corpus manifest (`verify_artifacts`). ArtifactIntegrityError naming the file,
+    and that the folder is not served."""
+    try:
+        release = read_release_manifest(folder)
+        if release is not None:
+            problems = changed_files(folder, release["files"])
+            if problems:
+                first = problems[0].split(" ", 1)[1]
+                raise ArtifactIntegrityError(
+                    str(folder / first), "; ".join(problems[:3]) + " (against release.json)"
+                )
+            return
+        manifest = corpus_manifest_of(folder)
+        if manifest is not None:
+            verify_artifacts(folder, manifest)
+            return
+        try:  # no manifest (a hand-made build): the indexes against themselves and the ids
+            ids = [str(i) for i in pq.read_table(folder / ITEMS_FILE, columns=["id"])["id"]]
+        except (pa.ArrowException, OSError, KeyError) as exc:
+            raise ArtifactIntegrityError(
+                str(folder / ITEMS_FILE), f"not a readable item table: {exc}"
+            ) from None
+        verify_indexes(folder, ids)
+    except ArtifactIntegrityError as exc:
+        raise ArtifactIntegrityError(exc.path, f"{exc.reason}; {folder} is not served") from None
+
+
+def changed_files(
+    folder: Path, expected: Mapping[str, Any], exclude: Sequence[str] = ()
+) -> list[str]:
+    """'missing REL' / 'unexpected REL' / 'changed REL' for every file of `folder` that does not
+    match `expected` (relative path -> {"sha256": ...}), sorted; `exclude` are not compared."""
+    skip = {RELEASE_MANIFEST, *exclude}
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - skip
+    problems = [f"missing {rel}" for rel in sorted(set(expected) - on_disk)]
+    problems += [f"unexpected {rel}" for rel in sorted(on_disk - set(expected))]
+    for rel in sorted(on_disk & set(expected)):
+        entry = expected[rel]
+        if not isinstance(entry, Mapping) or "sha256" not in entry:
+            problems.append(f"changed {rel} (its manifest entry has no sha256)")
+        elif sha256_file(folder / rel) != entry["sha256"]:
+            problems.append(f"changed {rel}")
+    return problems
 
 
 def top_level_value(path: Path, key: str, prefix: int = 1 << 16) -> Any:
@@ -337,9 +392,6 @@ def compare_release_record(items: Path, summary: ItemsSummary, release: Mapping[
 def verify_artifacts(folder: Path, corpus_manifest: Path) -> dict[str, Any]:
     """Every artifact of `folder` against its manifests (module docstring); the integrity
     record for release.json. Raises ArtifactIntegrityError naming the file."""
-    from mambomeme.index.query_encoder import check_query_encoder
-    from mambomeme.index.term_lists import TERM_LISTS_DIR, verify_term_lists
-
     manifest = _json_file(corpus_manifest)
     if not isinstance(manifest, dict) or not isinstance(manifest.get("items"), dict):
         raise ArtifactIntegrityError(str(corpus_manifest), "no per-item hashes (field 'items')")
@@ -353,6 +405,20 @@ def verify_artifacts(folder: Path, corpus_manifest: Path) -> dict[str, Any]:
             raise ArtifactIntegrityError(
                 str(items_path), f"sha256 differs from the one {record.name} records"
             )
+    verify_indexes(folder, ids)
+    return {
+        "format": INTEGRITY_VERSION,
+        "rows": summary.rows,
+        "eligible_sha256": summary.eligible_sha256,
+    }
+
+
+def verify_indexes(folder: Path, ids: Sequence[str]) -> None:
+    """The index artifacts against themselves and the item ids: lexical.sqlite, every dense
+    matrix, the term lists, the query encoder."""
+    from mambomeme.index.query_encoder import check_query_encoder
+    from mambomeme.index.term_lists import TERM_LISTS_DIR, verify_term_lists
+
     verify_lexical(folder / LEXICAL_FILE, ids)
     for dense in dense_sets(folder):
         verify_dense(dense, ids)
@@ -365,11 +431,6 @@ def verify_artifacts(folder: Path, corpus_manifest: Path) -> dict[str, Any]:
         if isinstance(exc, ArtifactIntegrityError):
             raise
         raise ArtifactIntegrityError(str(folder), str(exc)) from None
-    return {
-        "format": INTEGRITY_VERSION,
-        "rows": summary.rows,
-        "eligible_sha256": summary.eligible_sha256,
-    }
 
 
 def verify_items(

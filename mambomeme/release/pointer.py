@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from mambomeme.errors import ReleaseError, ReleaseIntegrityError
-from mambomeme.release.verify import MANIFEST_NAME, tree_files, verify_release
+from mambomeme.index.verified import ensure_verified
+from mambomeme.release.verify import MANIFEST_NAME, verify_release
 
 POINTER_NAME = "CURRENT"
 RELEASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -74,18 +74,7 @@ def write_pointer(releases_dir: Path, release_id: str) -> None:
     fsync_dir(releases_dir)
 
 
-# Verification cache: a release is re-hashed only when a file's size or mtime changed.
-_StatKey = tuple[str, tuple[tuple[str, int, int], ...]]
-_verified: set[_StatKey] = set()
-_verified_lock = threading.Lock()
-
-
-def _stat_key(release_dir: Path) -> _StatKey:
-    stats = []
-    for rel in tree_files(release_dir):
-        st = (release_dir / rel).stat()
-        stats.append((rel, st.st_size, st.st_mtime_ns))
-    return (str(release_dir.resolve()), tuple(stats))
+RELEASE_CHECK = "release-files-v1"  # index/verified.py remembers a pass under this name
 
 
 def open_release(
@@ -93,22 +82,19 @@ def open_release(
 ) -> Release:
     """Verify releases/<id> against its manifest and return it; refuse it if it does not match.
 
-    Verified releases are remembered by (path, size and mtime of every file) so a long-lived
-    process does not re-hash on every call; pass use_cache=False for a full re-hash, and
-    deep=True (never cached) to also check every artifact's content (verify.verify_release).
+    A pass is remembered by the identity of every file (index/verified.py: size, mtime, ctime,
+    inode), across processes, so a `mambomeme search` does not re-hash an unchanged release;
+    pass use_cache=False for a full re-hash, and deep=True (never remembered) to also check
+    every artifact's content (verify.verify_release).
     """
     check_release_id(release_id, "open_release")
     path = releases_dir / release_id
     if not (path / MANIFEST_NAME).is_file():
         raise ReleaseIntegrityError(f"{path}: not a release (no {MANIFEST_NAME})")
-    key = _stat_key(path)
-    if use_cache and not deep:
-        with _verified_lock:
-            if key in _verified:
-                return Release(id=release_id, path=path)
-    verify_release(path, deep=deep)
-    with _verified_lock:
-        _verified.add(key)
+    if deep or not use_cache:
+        verify_release(path, deep=deep)
+    else:
+        ensure_verified(path, RELEASE_CHECK, lambda: verify_release(path))
     return Release(id=release_id, path=path)
 
 

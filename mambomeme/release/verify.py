@@ -13,20 +13,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import ArtifactIntegrityError, ReleaseIntegrityError
-from mambomeme.index.integrity import CORPUS_MANIFEST, RELEASE_MANIFEST, verify_artifacts
+from mambomeme.index.integrity import (
+    CORPUS_MANIFEST,
+    RELEASE_MANIFEST,
+    changed_files,
+    verify_artifacts,
+)
 
 MANIFEST_NAME = RELEASE_MANIFEST
 RELEASE_FORMAT_VERSION = "release-v1"
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of one file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def tree_files(root: Path, exclude: Iterable[str] = ()) -> list[str]:
@@ -95,18 +92,8 @@ def verify_release(release_dir: Path, deep: bool = False) -> dict[str, Any]:
             f"{release_dir}: manifest id {manifest.get('id')!r} is not the folder name"
         )
     expected: dict[str, Any] = manifest["files"]
-    on_disk = tree_files(release_dir, exclude=[MANIFEST_NAME])
-    problems: list[str] = []
-    for rel in sorted(set(expected) - set(on_disk)):
-        problems.append(f"missing {rel}")
-    for rel in sorted(set(on_disk) - set(expected)):
-        problems.append(f"unexpected {rel}")
-    for rel in sorted(set(on_disk) & set(expected)):
-        entry = expected[rel]
-        if not isinstance(entry, dict) or "sha256" not in entry:
-            problems.append(f"manifest entry {rel} has no sha256")
-        elif sha256_file(release_dir / rel) != entry["sha256"]:
-            problems.append(f"changed {rel}")
+    tree_files(release_dir)  # refuses symbolic links
+    problems = changed_files(release_dir, expected, exclude=[MANIFEST_NAME])
     if problems:
         raise ReleaseIntegrityError(f"{release_dir}: " + "; ".join(problems))
     digest = combine_digests((rel, expected[rel]["sha256"]) for rel in sorted(expected))

@@ -28,10 +28,11 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
-from mambomeme.index.integrity import check_open
+from mambomeme.index.integrity import CONTENT_CHECK, check_content, check_open
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
+from mambomeme.index.verified import ensure_verified
 from mambomeme.search.abstention import AbstentionModel, RequestEvidence, features
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
@@ -179,6 +180,8 @@ class Engine:
         self.config = config
         self.items = ItemTable(build_dir)
         check_open(build_dir, self.items.summary)  # sizes, headers, eligibility vs manifests
+        # every artifact's content, on the first open after any change (index/verified.py)
+        ensure_verified(build_dir, CONTENT_CHECK, lambda: check_content(build_dir))
         lists = build_dir / TERM_LISTS_DIR
         self.lexical = LexicalIndex(
             build_dir / "lexical.sqlite",
@@ -243,7 +246,7 @@ class Engine:
                 )
             if variant not in self._dense:
                 files = DenseFiles.in_dir(self.build_dir / "dense", variant)
-                self._dense[variant] = DenseIndex(files, self.items.ids)
+                self._dense[variant] = DenseIndex(files, self.items.ids, self.build_dir)
 
     # -- search ------------------------------------------------------------------------------
     def search(
