@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.corpus.manifest import write_json_atomic
+from mambomeme.index.integrity import CONTENT_CHECK, check_content
+from mambomeme.index.verified import ensure_verified
 from mambomeme.library.defaults import KNOWLEDGE_DIR, SAFETY_MODEL_DIR, library_params
 from mambomeme.library.home import Library
 from mambomeme.library.records import library_records
@@ -138,6 +140,9 @@ def rebuild(library: Library, force: bool = False, note: Note | None = None) -> 
         },
     )
     _swap(library, staging)
+    # the content check an engine runs on a changed folder, paid here rather than by the next
+    # search (index/verified.py remembers the pass)
+    ensure_verified(library.build_dir, CONTENT_CHECK, lambda: check_content(library.build_dir))
     return BuildResult(
         True, int(counts["accepted"]), int(counts["eligible"]), int(counts["unsafe"]),
         rejects, notes, time.perf_counter() - started,
