@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     r.add_argument("--out", type=Path, required=True, help="new folder for the review sheet")
     r.add_argument("--band", type=float, default=0.1, help="|p - threshold| at most this")
     r.add_argument("--limit", type=int, default=200)
-    r.add_argument("--labels", type=Path, default=Path("safety/labels/v1"))
+    r.add_argument("--labels", type=Path, default=Path("safety/labels/v2"))
     r.add_argument("--params", type=Path, default=Path("params.yaml"))
     r.set_defaults(handler=run_review)
     i = ssub.add_parser("import-review", help="verdicts -> overrides + a new label version")
