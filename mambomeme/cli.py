@@ -9,23 +9,38 @@ from collections.abc import Sequence
 from mambomeme.errors import MamboMemeError
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
+# Which module registers each top-level command. `mambomeme search ...` imports only the module
+# it runs (the others pull in the evaluation and release code: ~0.1 s of every start);
+# `mambomeme --help`, a bare `mambomeme` and an unknown command build the whole parser.
+# tests/test_cli.py checks this table against what the modules register.
+COMMAND_MODULES: dict[str, str] = {
+    "search": "mambomeme.cli_search",
+    "run": "mambomeme.evaluation.commands",
+    "score": "mambomeme.evaluation.commands",
+    "pool": "mambomeme.evaluation.annotate_commands",
+    "import-annotations": "mambomeme.evaluation.annotate_commands",
+    "adjudicate": "mambomeme.evaluation.annotate_commands",
+    "publish": "mambomeme.release.commands",
+    "rollback": "mambomeme.release.commands",
+    "release": "mambomeme.release.commands",
+    "bench-engine": "mambomeme.bench.commands",
+    "tui": "mambomeme.tui.commands",
+    "bench": "mambomeme.tui.commands",
+    "feedback": "mambomeme.tui.commands",
+    "safety": "mambomeme.moderation.commands",
+    "add": "mambomeme.library.commands",
+    "remove": "mambomeme.library.commands",
+    "status": "mambomeme.library.commands",
+}
+MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULES.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: with `command`, only the module that registers it."""
     parser = argparse.ArgumentParser(prog="mambomeme", description="Local meme search.")
     sub = parser.add_subparsers(dest="command")
-    from mambomeme import cli_search
-
-    cli_search.register(sub)
-    for module_name in (
-        "mambomeme.evaluation.commands",
-        "mambomeme.evaluation.annotate_commands",
-        "mambomeme.release.commands",
-        "mambomeme.bench.commands",
-        "mambomeme.tui.commands",
-        "mambomeme.moderation.commands",
-        "mambomeme.library.commands",
-    ):
+    wanted = COMMAND_MODULES.get(command or "")
+    for module_name in (wanted,) if wanted else MODULES:
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:
@@ -38,10 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv and "tui" in COMMANDS:
+    if not argv:
         argv = ["tui"]  # plain `mambomeme` opens the search UI
+    parser = build_parser(argv[0])
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
