@@ -50,6 +50,7 @@ import pyarrow.parquet as pq
 from mambomeme.corpus.manifest import sha256_file
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, UNLICENSED, Item
 from mambomeme.errors import ArtifactIntegrityError, IndexError_
+from mambomeme.index import arrow_values
 
 INTEGRITY_VERSION = "integrity-v1"
 ITEMS_FILE = "items.parquet"
@@ -79,9 +80,9 @@ def eligibility(table: pa.Table) -> tuple[np.ndarray, ItemsSummary]:
     not eligible), and the summary to check it against the manifests."""
     unlicensed = pc.is_in(
         pc.utf8_lower(pc.utf8_trim_whitespace(table.column("license"))),
-        pa.array(sorted(UNLICENSED)),
+        value_set=arrow_values.strings(sorted(UNLICENSED)),
     )
-    safe = pc.equal(table.column("safety"), "safe")
+    safe = pc.equal(table.column("safety"), arrow_values.string("safe"))
     mask = _bools(
         pc.and_(
             pc.and_(table.column("published"), table.column("available")),
@@ -92,7 +93,7 @@ def eligibility(table: pa.Table) -> tuple[np.ndarray, ItemsSummary]:
     counts: dict[str, Any] = {
         "accepted": table.num_rows,
         "eligible": int(np.count_nonzero(mask)),
-        "unsafe": _count(pc.equal(table.column("safety"), "unsafe")),
+        "unsafe": _count(pc.equal(table.column("safety"), arrow_values.string("unsafe"))),
         "unpublished": _count(pc.invert(table.column("published"))),
         "unavailable": _count(pc.invert(table.column("available"))),
         "unlicensed": _count(unlicensed),
@@ -563,4 +564,4 @@ def _count(values: pa.ChunkedArray | pa.Array) -> int:
 
 def _bools(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """An Arrow boolean column as a NumPy bool array (a null counts as False)."""
-    return np.asarray(pc.fill_null(values, False).to_numpy(zero_copy_only=False), dtype=bool)
+    return arrow_values.bools(values)

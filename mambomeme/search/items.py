@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, Item
 from mambomeme.errors import ArtifactIntegrityError, IndexError_, UnknownFilterError
+from mambomeme.index import arrow_values
 from mambomeme.index.integrity import ItemsSummary, eligibility
 from mambomeme.search.results import Filters
 
@@ -77,7 +78,7 @@ class ItemTable(Mapping[str, Item]):
         self._kind = table.column("kind")
         self._language = pc.utf8_lower(table.column("language"))
         templates = pc.dictionary_encode(table.column("template")).combine_chunks()
-        self._template_codes = templates.indices.to_numpy(zero_copy_only=False)
+        self._template_codes = arrow_values.int32s(templates.indices)
         # each distinct template normalised once
         self._template_names = [str(t) for t in templates.dictionary]
         self._template_keys = [normalise(t).casefold() for t in self._template_names]
@@ -115,12 +116,12 @@ class ItemTable(Mapping[str, Item]):
         if filters is None:
             return mask
         if filters.kind is not None:
-            mask &= _bools(pc.equal(self._kind, filters.kind))
+            mask &= arrow_values.bools(pc.equal(self._kind, arrow_values.string(filters.kind)))
         if filters.language is not None:
             wanted = filters.language.lower()
-            mask &= _bools(
+            mask &= arrow_values.bools(
                 pc.or_(
-                    pc.equal(self._language, wanted),
+                    pc.equal(self._language, arrow_values.string(wanted)),
                     pc.starts_with(self._language, wanted + "-"),
                 )
             )
@@ -160,7 +161,9 @@ class ItemTable(Mapping[str, Item]):
         missing = sorted({int(r) for r in rows if r not in self._cache})
         if not missing:
             return
-        for row, values in zip(missing, self._full().take(missing).to_pylist(), strict=True):
+        for row, values in zip(
+            missing, self._full().take(arrow_values.indices(missing)).to_pylist(), strict=True
+        ):
             for name in LIST_FIELDS:
                 values[name] = tuple(str(v) for v in values[name])
             values["published"] = bool(values["published"])
@@ -183,8 +186,3 @@ def _read(path: Path, columns: list[str], dictionaries: Sequence[str] = ()) -> p
     start)."""
     with pq.ParquetFile(path, read_dictionary=list(dictionaries) or None) as handle:
         return handle.read(columns=columns)
-
-
-def _bools(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """An Arrow boolean column as a NumPy bool array (a null counts as False)."""
-    return np.asarray(pc.fill_null(values, False).to_numpy(zero_copy_only=False), dtype=bool)
