@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from mambomeme.errors import MamboMemeError
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
+HELP = ("-h", "--help")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv and "tui" in COMMANDS:
-        argv = ["tui"]  # plain `mambomeme` opens the search UI
+    if "tui" in COMMANDS and (not argv or (argv[0].startswith("-") and argv[0] not in HELP)):
+        argv = ["tui", *argv]  # plain `mambomeme [--print-choice] [--query TEXT]` opens the UI
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
