@@ -221,7 +221,7 @@ def test_feedback_opt_in_two_launches_distinct_sessions(tmp_path: Path) -> None:
         run.search("john cena", 1)
         run.session.send("y")  # copy: a diagnostic action; OSC 52 is never claimed as copied
         sent = "path sent to the terminal as OSC 52, unconfirmed"
-        copied = run.session.wait_for(lambda r=run: sent in r.text(), 10)
+        copied = run.session.wait_for(lambda r=run, s=sent: s in r.text(), 10)
         assert copied
         run.search("blue teapot", 2)  # a reformulation of the first list
         run.session.send("q")  # quitting without choosing: abandon
