@@ -33,6 +33,7 @@ COMMAND_MODULES: dict[str, str] = {
     "status": "mambomeme.library.commands",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULES.values()))
+HELP = ("-h", "--help")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -54,8 +55,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        argv = ["tui"]  # plain `mambomeme` opens the search UI
+    if not argv or (argv[0].startswith("-") and argv[0] not in HELP):
+        argv = ["tui", *argv]  # plain `mambomeme [--print-choice] [--query TEXT]` opens the UI
     parser = build_parser(argv[0])
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

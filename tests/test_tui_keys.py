@@ -32,7 +32,7 @@ def test_every_binding_is_in_the_help_and_the_docs() -> None:
     for binding in keys.BINDINGS:
         assert binding.help in help_text
         for key in binding.keys:
-            assert f"`{key}`" in docs
+            assert f"`{keys.shown_key(key)}`" in docs
 
 
 def test_lookup_by_context() -> None:

@@ -30,7 +30,12 @@ HIDE_CURSOR = b"\x1b[?25l"
 
 class Run:
     def __init__(
-        self, tmp: Path, extra: str = "", env: dict[str, str] | None = None, redirect: str = ""
+        self,
+        tmp: Path,
+        extra: str = "",
+        env: dict[str, str] | None = None,
+        redirect: str = "",
+        type_ahead: str = "",
     ) -> None:
         self.tmp = tmp
         (tmp / "home").mkdir(exist_ok=True)
@@ -55,7 +60,9 @@ class Run:
         self.session = PtySession(
             ["/bin/bash", "--noprofile", "--norc", "-c", script], env=full_env, cwd=ROOT
         )
-        assert self.session.wait_for(lambda: self.status().startswith("#0"), 30), self.text()
+        if type_ahead:  # sent at once: Python has not even started, let alone drawn
+            self.session.send(type_ahead)
+        assert self.session.wait_for(lambda: self.status().startswith("#"), 30), self.text()
 
     def status(self) -> str:
         return self.session.line(23).strip()
@@ -106,6 +113,38 @@ def test_quit_with_q_restores_terminal_and_writes_no_feedback(tmp_path: Path) ->
     assert run.finish() == 0
     run.assert_terminal_restored()
     assert no_files_under(tmp_path / "state") == [] and no_files_under(tmp_path / "home") == []
+
+
+def test_esc_quits_and_restores_terminal(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    assert "esc quit" in run.session.line(22)  # the first screen's one-line key hint
+    run.search("john cena", 1)  # from the results list ...
+    run.session.send("\x1b")
+    assert run.finish() == 0
+    run.assert_terminal_restored()
+
+
+def test_esc_quits_from_the_query_line_with_text(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.session.send("half typed")
+    assert run.session.wait_for(lambda: "query> half typed" in run.session.line(0), 5)
+    run.session.send("\x1b")
+    assert run.finish() == 0
+    run.assert_terminal_restored()
+
+
+def test_type_ahead_is_kept(tmp_path: Path) -> None:
+    # typed before the first draw, Enter included: nothing is lost, and the search runs
+    run = Run(tmp_path, type_ahead="quiet robot\r", env={"MAMBOMEME_FAKE_DENSE_DELAY": "5"})
+    ok = run.session.wait_for(
+        lambda: run.status().startswith("#1  ") and "result" in run.status(), 10
+    )
+    assert ok, run.text()
+    assert run.session.line(0).startswith("query> quiet robot")  # q typed, not quit
+    assert " 1. Sleepy Robot " in run.text()
+    run.session.send("q")
+    assert run.finish() == 0
+    run.assert_terminal_restored()
 
 
 def test_ctrl_c_restores_terminal(tmp_path: Path) -> None:
@@ -180,8 +219,9 @@ def test_feedback_opt_in_two_launches_distinct_sessions(tmp_path: Path) -> None:
     for _launch in range(2):
         run = Run(tmp_path, extra="--feedback")
         run.search("john cena", 1)
-        run.session.send("y")  # copy: a diagnostic action
-        copied = run.session.wait_for(lambda r=run: "path copied (OSC 52)" in r.text(), 10)
+        run.session.send("y")  # copy: a diagnostic action; OSC 52 is never claimed as copied
+        sent = "path sent to the terminal as OSC 52, unconfirmed"
+        copied = run.session.wait_for(lambda r=run, s=sent: s in r.text(), 10)
         assert copied
         run.search("blue teapot", 2)  # a reformulation of the first list
         run.session.send("q")  # quitting without choosing: abandon

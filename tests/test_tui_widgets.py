@@ -12,7 +12,7 @@ from PIL import Image
 from urwid.util import LayeredAttr
 
 from mambomeme.search.results import Filters, MatchedField, Result, RouteHit, SearchResponse
-from mambomeme.tui import widgets
+from mambomeme.tui import keys, widgets
 from mambomeme.tui.app import Controller, TuiOptions, no_match_text, parse_cues
 from mambomeme.tui.feedback import FeedbackLog, Versions
 from mambomeme.tui.widgets import PreviewPane, ResultsList, StatusBar, StatusInfo
@@ -101,12 +101,15 @@ def test_preview_pane_metadata_and_mono_image(tmp_path: Path) -> None:
     Image.new("RGB", (20, 10), (255, 255, 255)).save(image)
     pane = PreviewPane(colour_mode="mono", image_rows=3)
     pane.show(result(1, "John Cena entrance"), None, image)
-    lines = texts(pane.render((30, 20)))
+    lines = texts(pane.render((30, 30)))
+    assert lines[0].startswith("path: ")  # the path first (wrapped over as many rows as needed)
+    first = lines.index("@" * 12)
     # 20x10 pixels in at most 30 cols x 3 rows (6 pixel rows): scale 0.6 -> 12 x 3 cells
-    assert lines[0:3] == ["@" * 12] * 3  # white -> the densest ramp character
+    assert lines[first : first + 3] == ["@" * 12] * 3  # white -> the densest ramp character
+    assert "".join(lines[:first]) == f"path: {image}"
     joined = "\n".join(lines)
     assert "licence: CC0-1.0" in joined and "attribution: someone" in joined
-    assert "path: " in joined and "routes: dense+lexical" in joined
+    assert "routes: dense+lexical" in joined
 
 
 def test_preview_pane_colour_image_uses_half_blocks(tmp_path: Path) -> None:
@@ -114,13 +117,13 @@ def test_preview_pane_colour_image_uses_half_blocks(tmp_path: Path) -> None:
     Image.new("RGB", (8, 8), (255, 0, 0)).save(image)
     pane = PreviewPane(colour_mode="256", image_rows=2)
     pane.show(result(1, "Red"), None, image)
-    assert texts(pane.render((4, 6)))[0] == "▀▀▀▀"
+    assert "▀▀▀▀" in texts(pane.render((4, 40)))
 
 
 def test_preview_pane_unreadable_image_says_so(tmp_path: Path) -> None:
     pane = PreviewPane(colour_mode="256", image_rows=2)
     pane.show(result(1, "Gone"), None, tmp_path / "missing.png")
-    assert texts(pane.render((40, 4)))[0].startswith("[no image: ")
+    assert any(line.startswith("[no image: ") for line in texts(pane.render((40, 8))))
 
 
 def test_parse_cues_and_no_match_text() -> None:
@@ -238,7 +241,7 @@ def test_controller_search_error_shows_in_status_and_ui_keeps_working(tmp_path: 
     wait_apply(c)
     lines = screen_text(c)
     assert lines[1].startswith(" 1. again title")
-    assert lines[-2] == ""
+    assert lines[-2] == keys.hint_line()  # the error is gone; the key hint is back
     c.stop_threads()
 
 
@@ -284,13 +287,16 @@ def test_help_screen_lists_every_binding(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("key", ["p"])
 def test_toggle_preview_changes_layout(tmp_path: Path, key: str) -> None:
+    wide = (120, 30)  # the preview shows from 90 columns
     c = controller(tmp_path, FakeSearch())
     type_query(c, "one")
     wait_apply(c)
-    assert len(c.columns.contents) == 2
-    c.top.keypress(SIZE, key)
-    assert len(c.columns.contents) == 1
-    assert screen_text(c)[1].startswith(" 1. one title · Tmpl")
+    assert "path: " in "\n".join(texts(c.top.render(wide, focus=True)))
+    assert c.preview_visible
+    c.top.keypress(wide, key)
+    assert not c.preview_visible
+    lines = texts(c.top.render(wide, focus=True))
+    assert lines[1].startswith(" 1. one title · Tmpl") and "path: " not in "\n".join(lines)
     c.stop_threads()
 
 
@@ -306,11 +312,13 @@ def test_controller_records_preview_copy_choose_events(
     c.start_threads()
     type_query(c, "alpha beta gamma")
     wait_apply(c)
-    c.top.keypress(SIZE, "j")  # a user preview of rank 2
-    c.top.keypress(SIZE, "k")  # and of rank 1
-    c.top.keypress(SIZE, "j")  # rank 2 again: already previewed, not recorded twice
-    c.top.keypress(SIZE, "y")
-    c.top.keypress(SIZE, "enter")
+    wide = (120, 30)  # a preview is recorded only where the pane shows (90+ columns)
+    c.top.render(wide, focus=True)  # drawn before the user moves
+    c.top.keypress(wide, "j")  # a user preview of rank 2
+    c.top.keypress(wide, "k")  # and of rank 1
+    c.top.keypress(wide, "j")  # rank 2 again: already previewed, not recorded twice
+    c.top.keypress(wide, "y")
+    c.top.keypress(wide, "enter")
     c.stop_threads()
     events = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(e["action"], e["target_rank"]) for e in events] == [

@@ -11,6 +11,12 @@
 - The terminal is restored on every exit path: urwid stops the screen on exceptions, `run` adds a
   try/finally, SIGINT/SIGTERM/SIGHUP end the loop through the wakeup pipe, and external viewers
   run inside `paused_screen`.
+- Keys typed before the first draw reach the loop (`run(type_ahead=...)`, see terminal.py). On
+  an empty query `q` and `?` act; a burst of several printable keys in one read (type-ahead, a
+  paste) is typing, so a query may still start with q.
+- Results found before semantic search was ready are searched again, with the same cues and
+  filters, when it becomes ready. With `live`, a query is searched LIVE_DEBOUNCE_S after the last
+  edit (a documented constant: there is no TUI section in params.yaml).
 """
 
 from __future__ import annotations
@@ -37,12 +43,13 @@ from mambomeme.tui.feedback import FeedbackLog
 from mambomeme.tui.widgets import (
     PALETTE,
     FilterDialog,
+    HelpView,
+    PreviewLayout,
     PreviewPane,
     QueryEdit,
     ResultsList,
     StatusBar,
     StatusInfo,
-    help_view,
 )
 from mambomeme.tui.worker import Job, Outcome, SearchFn, SearchWorker
 
@@ -50,6 +57,8 @@ ItemLookup = Callable[[str], "Item | None"]
 ENV_TEST_RAISE = "MAMBOMEME_TUI_TEST_RAISE"  # test hook: an action whose handler raises
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 _KIND_CYCLE: tuple[str | None, ...] = (None, *KINDS)
+LIVE_DEBOUNCE_S = 0.15  # --live: search this long after the last edit of the query
+PREVIEW_MIN_COLS = 90  # narrower terminals hide the preview pane: the list needs the width
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,9 @@ class TuiOptions:
     timing_file: Path | None = None
     show_preview: bool = True
     raise_in: str = ""
+    query: str = ""  # searched at start (--query)
+    live: bool = False  # search as you type (--live)
+    live_debounce_s: float = LIVE_DEBOUNCE_S
 
     def __post_init__(self) -> None:
         if not self.viewer or not self.viewer[0].strip():
@@ -139,10 +151,13 @@ class Controller:
             release=options.release,
             semantic="loading" if dense else "off",
             feedback=feedback.enabled,
+            hint=keys.hint_line(),
         )
-        self.columns = urwid.Columns([("weight", 55, self.results)], dividechars=1)
+        self.layout = PreviewLayout(
+            self.results, self.preview, PREVIEW_MIN_COLS, on_layout=self._on_layout
+        )
         self.frame = urwid.Frame(
-            body=self.columns,
+            body=self.layout,
             header=urwid.AttrMap(self.query, "query"),
             footer=self.status,
             focus_part="header",
@@ -150,14 +165,19 @@ class Controller:
         self.top = _Top(self, self.frame)
         self.overlay: str = ""  # "", "help" or "filters"
         self.dialog: FilterDialog | None = None
+        self.help: HelpView | None = None
         self.filters = Filters()
-        self.preview_visible = False
         self.set_preview(options.show_preview)
         self.loop: urwid.MainLoop | None = None
         self.exit_code = 0
         self.chosen_path: Path | None = None
         # search state (main thread only unless noted)
         self.seq = 0
+        self.last_job: Job | None = None  # the latest submitted search
+        self._reselect: tuple[int, str] | None = None  # (seq, item id) to keep selected
+        self._typing_burst = False  # this read of input held several printable keys
+        self._live_due: float | None = None  # perf_counter time of the pending live search
+        self._live_alarm: object = None
         self.response: SearchResponse | None = None
         self.rendered_at = 0.0
         self.chosen = False
@@ -167,11 +187,22 @@ class Controller:
         self._signal = 0
         self._pipe = -1
         self.status.update(self.info)
+        urwid.connect_signal(self.query, "postchange", self._on_query_changed)
+        if parse_cues(options.query):
+            self.query.set_edit_text(options.query)
+            self.query.set_edit_pos(len(options.query))
+            self.do_submit()
 
     # ----- life cycle -------------------------------------------------------------------------
 
     def build_loop(self) -> urwid.MainLoop:
-        self.loop = urwid.MainLoop(self.top, PALETTE, screen=self.screen, handle_mouse=False)
+        self.loop = urwid.MainLoop(
+            self.top,
+            PALETTE,
+            screen=self.screen,
+            handle_mouse=False,
+            input_filter=self.filter_input,
+        )
         self.screen = self.loop.screen
         colors = getattr(self.screen, "colors", 256)
         self.preview.colour_mode = preview.colour_mode(int(colors))
@@ -184,12 +215,19 @@ class Controller:
     def stop_threads(self) -> None:
         self.worker.stop()
 
-    def run(self) -> int:
-        """Run until quit, a --print-choice choice, a signal or an error; returns an exit code."""
+    def run(self, type_ahead: Callable[[], bytes] | None = None) -> int:
+        """Run until quit, a --print-choice choice, a signal or an error; returns an exit code.
+
+        `type_ahead` returns the bytes typed before the screen starts; they are handled right
+        after the first draw, as if typed then.
+        """
         loop = self.build_loop()
         previous = {s: signal.signal(s, self._on_signal) for s in EXIT_CODES}
         self.start_threads()
         try:
+            pending = type_ahead() if type_ahead is not None else b""
+            if pending:
+                loop.set_alarm_in(0, lambda _loop, _data: self.feed_bytes(pending))
             loop.run()
         finally:
             for sig, handler in previous.items():
@@ -214,6 +252,26 @@ class Controller:
         """True when the worker has delivered something the main loop has not applied yet."""
         return self.worker.has_outcomes()
 
+    def feed_bytes(self, data: bytes) -> None:
+        """Handle raw terminal input (the type-ahead) as the loop would have."""
+        if self.loop is None or not isinstance(self.screen, urwid.display.raw.Screen):
+            return
+        decoded, raw = self.screen.parse_input(None, None, list(data), wait_for_more=False)
+        names = [k for k in decoded if isinstance(k, str)]
+        self.loop.process_input(self.filter_input(names, raw))
+        self._draw()
+
+    def filter_input(self, keys_read: list[Any], _raw: list[int]) -> list[Any]:
+        """The MainLoop's input filter: notes whether this read is a burst of typing."""
+        printable = sum(1 for k in keys_read if isinstance(k, str) and len(k) == 1)
+        self._typing_burst = printable > 1
+        return keys_read
+
+    def feed_keys(self, keys_read: Sequence[str], size: tuple[int, int]) -> None:
+        """Headless input (tests): one read of `keys_read`, through the filter, to the widgets."""
+        for key in self.filter_input(list(keys_read), []):
+            self.top.keypress(size, key)
+
     def _on_wakeup(self, _data: bytes) -> bool:
         """Main-loop side of the pipe: exit on a signal, else apply what the threads delivered."""
         return self.process_wakeup()
@@ -233,6 +291,8 @@ class Controller:
             if dense_state == "ready":
                 self.info.semantic = "ready"
                 self.info.message = "semantic search ready"
+                if self._rerun_with_dense():
+                    self.info.message = "semantic search ready: searching again with it"
             elif dense_state.startswith("failed"):
                 self.info.semantic = "failed"
                 self.info.error = f"semantic search {dense_state}; lexical search still works"
@@ -246,16 +306,24 @@ class Controller:
     # ----- keys -------------------------------------------------------------------------------
 
     def context(self) -> str:
+        if self.overlay == "help":
+            return keys.HELP
         if self.overlay == "filters":
             return keys.FILTERS
-        return keys.QUERY if self.frame.focus_position == "header" else keys.RESULTS
+        if self.frame.focus_position != "header":
+            return keys.RESULTS
+        if self.query.edit_text or self._typing_burst:
+            return keys.QUERY
+        return keys.EMPTY_QUERY
 
     def handle_key(self, key: str) -> bool:
         """Run the action bound to `key` in the current context; False lets widgets have it."""
-        if self.overlay == "help":
-            self.close_overlay()
-            return True
-        action = keys.action_for(self.context(), key)
+        context = self.context()
+        action = keys.action_for(context, key)
+        if context == keys.HELP and (action is None or not action.startswith(("help", "quit"))):
+            self.close_overlay()  # any other key closes the help, and a bound one acts too
+            if action is None or action == "close_help":
+                return True
         if action is None:
             return False
         if action == self.options.raise_in:
@@ -264,20 +332,72 @@ class Controller:
         return True
 
     def do_submit(self) -> None:
-        t0, t0_epoch = time.perf_counter(), time.time()
         cues = parse_cues(self.query.edit_text)
         if not cues:
             self.info.message = "type a query first; separate alternate cues with |"
             self.status.update(self.info)
             return
-        if self.response is not None and not self.chosen:
+        self._submit(cues, self.filters)
+        self.frame.focus_position = "body"
+
+    def _submit(self, cues: tuple[str, ...], filters: Filters, reformulated: bool = True) -> None:
+        """Queue a search; `reformulated` records an unchosen list as a reformulation."""
+        t0, t0_epoch = time.perf_counter(), time.time()
+        self._cancel_live()
+        if reformulated and self.response is not None and not self.chosen:
             self._record("reformulate")
         self.seq += 1
         system = self.options.system if self.info.semantic == "ready" else "bm25"
-        self.worker.submit(Job(self.seq, cues, self.filters, system, t0, t0_epoch))
+        self.last_job = Job(self.seq, cues, filters, system, t0, t0_epoch)
+        self.worker.submit(self.last_job)
         self.info = replace(self.info, seq=self.seq, busy=True, message="", error="")
         self.status.update(self.info)
-        self.frame.focus_position = "body"
+
+    def _rerun_with_dense(self) -> bool:
+        """Search the latest cues again now that semantic search is ready; True if it did."""
+        job = self.last_job
+        if job is None or job.system == self.options.system:
+            return False
+        selected = self.results.selected
+        self._submit(job.cues, job.filters, reformulated=False)
+        if selected is not None:
+            self._reselect = (self.seq, selected.item_id)
+        return True
+
+    # ----- search as you type (--live) ----------------------------------------------------------
+
+    def _on_query_changed(self, _edit: object, _old: str) -> None:
+        if not self.options.live:
+            return
+        self._cancel_live()
+        if not parse_cues(self.query.edit_text):
+            return
+        self._live_due = time.perf_counter() + self.options.live_debounce_s
+        if self.loop is not None:
+            self._live_alarm = self.loop.set_alarm_in(
+                self.options.live_debounce_s, lambda _loop, _data: self.live_tick()
+            )
+
+    def _cancel_live(self) -> None:
+        self._live_due = None
+        if self._live_alarm is not None and self.loop is not None:
+            self.loop.remove_alarm(self._live_alarm)
+        self._live_alarm = None
+
+    def live_tick(self, now: float | None = None) -> bool:
+        """Run the pending live search if its debounce time has come; True if it ran."""
+        due = self._live_due
+        if due is None or (time.perf_counter() if now is None else now) < due:
+            return False
+        self._live_alarm = None
+        cues = parse_cues(self.query.edit_text)
+        last = self.last_job
+        if last is not None and (last.cues, last.filters) == (cues, self.filters):
+            self._live_due = None
+            return False
+        self._submit(cues, self.filters, reformulated=False)  # keystrokes are not reformulations
+        self._draw()
+        return True
 
     def do_clear_query(self) -> None:
         self.query.set_edit_text("")
@@ -294,6 +414,18 @@ class Controller:
     def do_previous(self) -> None:
         self.results.move(-1)
 
+    def do_first(self) -> None:
+        self.results.move_to(0)
+
+    def do_last(self) -> None:
+        self.results.move_to(-1)
+
+    def do_details_down(self) -> None:
+        self.preview.scroll(1)
+
+    def do_details_up(self) -> None:
+        self.preview.scroll(-1)
+
     def do_choose(self) -> None:
         target = self._target()
         if target is None:
@@ -304,8 +436,8 @@ class Controller:
         if self.options.print_choice:
             self.chosen_path = path
             raise urwid.ExitMainLoop()
-        how = clipboard.copy_text(str(path), self._terminal_write)
-        self.info.message = f"chose #{result.rank} {result.item_id}; path copied ({how})"
+        copy = clipboard.copy_text(str(path), self._terminal_write)
+        self.info.message = f"chose #{result.rank} {result.item_id}; {copy.describe('path')}"
         self.status.update(self.info)
 
     def do_open(self) -> None:
@@ -334,8 +466,7 @@ class Controller:
             return
         result, path = target
         self._record("copy", result)
-        how = clipboard.copy_text(str(path), self._terminal_write)
-        self.info.message = f"path copied ({how})"
+        self.info.message = clipboard.copy_text(str(path), self._terminal_write).describe("path")
         self.status.update(self.info)
 
     def do_copy_image(self) -> None:
@@ -344,12 +475,12 @@ class Controller:
             return
         result, path = target
         self._record("copy", result)
-        how = clipboard.copy_image(path)
-        if how is None:
-            how = clipboard.copy_text(str(path), self._terminal_write)
-            self.info.message = f"no image clipboard (xclip/wl-copy); path copied ({how})"
+        image = clipboard.copy_image(path)
+        if image.copied:
+            self.info.message = image.describe("image")
         else:
-            self.info.message = f"image copied ({how})"
+            text = clipboard.copy_text(str(path), self._terminal_write)
+            self.info.message = f"{image.describe('image')}; {text.describe('path')}"
         self.status.update(self.info)
 
     def do_cycle_kind(self) -> None:
@@ -375,7 +506,11 @@ class Controller:
         self.close_overlay()
 
     def do_toggle_preview(self) -> None:
-        self.set_preview(not self.preview_visible)
+        self.set_preview(not self.layout.wanted)
+        cols = self.layout.size[0]
+        if self.layout.wanted and 0 < cols < PREVIEW_MIN_COLS:
+            self.info.message = f"the preview needs {PREVIEW_MIN_COLS} columns; this is {cols}"
+            self.status.update(self.info)
 
     def do_toggle_feedback(self) -> None:
         self.feedback.set_enabled(not self.feedback.enabled)
@@ -388,12 +523,36 @@ class Controller:
         self.status.update(self.info)
 
     def do_help(self) -> None:
+        if self.overlay == "help":
+            self.close_overlay()
+            return
+        self.close_overlay()
         self.overlay = "help"
+        self.help = HelpView()
         self.top.set_body(
             urwid.Overlay(
-                help_view(), self.frame, "center", ("relative", 90), "middle", ("relative", 90)
+                self.help, self.frame, "center", ("relative", 96), "middle", ("relative", 96)
             )
         )
+
+    def do_help_down(self) -> None:
+        if self.help is not None:
+            self.help.scroll(1)
+
+    def do_help_up(self) -> None:
+        if self.help is not None:
+            self.help.scroll(-1)
+
+    def do_help_page_down(self) -> None:
+        if self.help is not None:
+            self.help.scroll(self.help.page)
+
+    def do_help_page_up(self) -> None:
+        if self.help is not None:
+            self.help.scroll(-self.help.page)
+
+    def do_close_help(self) -> None:
+        self.close_overlay()
 
     def do_quit(self) -> None:
         self._record_abandon()
@@ -404,16 +563,21 @@ class Controller:
     def close_overlay(self) -> None:
         self.overlay = ""
         self.dialog = None
+        self.help = None
         self.top.set_body(self.frame)
 
-    def set_preview(self, visible: bool) -> None:
-        self.preview_visible = visible
-        contents: list[Any] = [(self.results, self.columns.options("weight", 55))]
-        if visible:
-            contents.append((self.preview, self.columns.options("weight", 45)))
-        self.columns.contents = contents
-        self.columns.focus_position = 0
-        if visible:
+    @property
+    def preview_visible(self) -> bool:
+        """The preview pane is on screen: wanted, and the terminal is wide enough."""
+        return self.layout.shown
+
+    def set_preview(self, wanted: bool) -> None:
+        self.layout.set_wanted(wanted)
+
+    def _on_layout(self, _cols: int, rows: int, shown: bool) -> None:
+        """A new size or preview state: the image gets half of the body's rows."""
+        if shown:
+            self.preview.set_image_rows(max(3, rows // 2))
             self._show_preview()
 
     def _set_filters(self, filters: Filters) -> None:
@@ -441,6 +605,8 @@ class Controller:
             try:
                 if response.results:
                     self.results.set_results(response.results, response.cues)
+                    if self._reselect is not None and self._reselect[0] == outcome.job.seq:
+                        self.results.select_item(self._reselect[1])
                 else:
                     text = no_match_text(response.cues, outcome.job.filters, self.info.semantic)
                     self.results.set_message(("message", text))
@@ -497,9 +663,6 @@ class Controller:
         if result is None:
             self.preview.show(None, None, None)
             return
-        if self.screen is not None and self.screen.started:
-            rows = self.screen.get_cols_rows()[1]
-            self.preview.image_rows = max(3, (rows - 4) // 3)  # room left for the text
         self.preview.show(result, self.item_lookup(result.item_id), self._path(result))
 
     def _path(self, result: Result) -> Path:
@@ -518,10 +681,16 @@ class Controller:
             return None
         return result, self._path(result)
 
-    def _terminal_write(self, data: str) -> None:
+    def _terminal_write(self, data: str) -> bool:
+        """Write to the terminal (OSC 52); False when there is no terminal screen."""
         if self.screen is not None and isinstance(self.screen, urwid.display.raw.Screen):
-            self.screen.write(data)
-            self.screen.flush()
+            try:
+                self.screen.write(data)
+                self.screen.flush()
+            except OSError:
+                return False
+            return True
+        return False
 
     def _record(self, action: str, result: Result | None = None) -> None:
         if self.response is None:

@@ -60,6 +60,12 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--viewer", help=f"image viewer command (default xdg-open; env {ENV_VIEWER})")
     p.add_argument("--no-preview", action="store_true", help="start with the preview pane hidden")
+    p.add_argument("--query", "-q", default="", metavar="TEXT", help="search TEXT at start")
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="search as you type, after a short pause (LIVE_DEBOUNCE_S in mambomeme/tui/app.py)",
+    )
     p.add_argument("--timing-file", type=Path, help=argparse.SUPPRESS)  # latency harness
     p.add_argument("--fake-engine", action="store_true", help=argparse.SUPPRESS)  # tests only
 
@@ -178,6 +184,7 @@ def run_tui(args: argparse.Namespace) -> int:
     from mambomeme.serving import default_system, serving_target
     from mambomeme.tui.app import ENV_TEST_RAISE, Controller, TuiOptions
     from mambomeme.tui.backend import FakeBackend, LazyEngine
+    from mambomeme.tui.terminal import HeldInput
 
     fake = args.fake_engine or os.environ.get(ENV_FAKE) == "1"
     # the repository's build with a params.yaml here, else the user's library (mambomeme add)
@@ -221,20 +228,23 @@ def run_tui(args: argparse.Namespace) -> int:
         timing_file=timing,
         show_preview=not args.no_preview,
         raise_in=os.environ.get(ENV_TEST_RAISE, ""),
+        query=args.query,
+        live=args.live,
     )
     tty_in, tty_out, to_close = _terminal()
     try:
-        screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
-        controller = Controller(
-            backend.search,
-            options,
-            log,
-            item_lookup=backend.item,
-            load_dense=backend.load_dense,
-            open_backend=backend.open,
-            screen=screen,
-        )
-        code = controller.run()
+        with HeldInput(tty_in.fileno()) as held:  # keys typed before the first draw are kept
+            screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+            controller = Controller(
+                backend.search,
+                options,
+                log,
+                item_lookup=backend.item,
+                load_dense=backend.load_dense,
+                open_backend=backend.open,
+                screen=screen,
+            )
+            code = controller.run(type_ahead=held.drain)
     finally:
         for handle in to_close:
             handle.close()

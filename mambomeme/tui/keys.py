@@ -1,9 +1,12 @@
 """The one key-binding table of the TUI; the help screen and docs/keys.md are generated from it.
 
 A binding maps urwid key names to an action in a context: "query" (typing in the query line),
-"results" (browsing the list), "filters" (the filter dialog) or "anywhere". The controller looks
-every key up here first (`action_for`), so the table is the only place a key is defined; keys that
-are not bound fall through to the focused widget (typing, cursor movement in the query line).
+"empty query" (the query line while it is empty: the query bindings apply there too, and a
+printable key such as `q` may act because there is no text it could be part of), "results"
+(browsing the list), "filters" (the filter dialog), "help" (the help screen) or "anywhere". The
+controller looks every key up here first (`action_for`), so the table is the only place a key is
+defined; keys that are not bound fall through to the focused widget (typing, cursor movement in
+the query line). The first screen's one-line hint (`hint_line`) names bound keys only.
 
 Regenerate the docs after changing the table:  python -m mambomeme.tui.keys
 """
@@ -15,10 +18,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 QUERY = "query"
+EMPTY_QUERY = "empty query"
 RESULTS = "results"
 FILTERS = "filters"
+HELP = "help"
 ANYWHERE = "anywhere"
-CONTEXTS = (ANYWHERE, QUERY, RESULTS, FILTERS)
+CONTEXTS = (ANYWHERE, QUERY, EMPTY_QUERY, RESULTS, FILTERS, HELP)
 
 DOCS_PATH = Path(__file__).resolve().parents[2] / "docs" / "keys.md"
 
@@ -33,10 +38,17 @@ class Binding(NamedTuple):
 BINDINGS: tuple[Binding, ...] = (
     Binding("submit", ("enter",), QUERY, "search for the query; alternate cues separated by |"),
     Binding("clear_query", ("ctrl u",), QUERY, "clear the query line"),
+    Binding("next", ("ctrl n",), QUERY, "next result, without leaving the query line"),
+    Binding("previous", ("ctrl p",), QUERY, "previous result, without leaving the query line"),
+    Binding("quit", ("esc",), QUERY, "quit (in a dialog or the help, esc closes it)"),
+    Binding("help", ("?",), EMPTY_QUERY, "show this help (with text, ? is typed)"),
+    Binding("quit", ("q",), EMPTY_QUERY, "quit (with text, q is typed)"),
     Binding("toggle_focus", ("tab",), ANYWHERE, "switch between the query line and the results"),
     Binding("focus_query", ("/",), RESULTS, "edit the query"),
-    Binding("next", ("down", "j"), RESULTS, "next result"),
-    Binding("previous", ("up", "k"), RESULTS, "previous result"),
+    Binding("next", ("down", "j", "ctrl n"), RESULTS, "next result"),
+    Binding("previous", ("up", "k", "ctrl p"), RESULTS, "previous result"),
+    Binding("first", ("g", "home"), RESULTS, "first result"),
+    Binding("last", ("G", "end"), RESULTS, "last result"),
     Binding(
         "choose", ("enter",), RESULTS, "choose the result (with --print-choice: print and exit)"
     ),
@@ -48,7 +60,9 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("filters", ("ctrl f",), ANYWHERE, "edit the filters (kind, language, template)"),
     Binding("apply_filters", ("enter",), FILTERS, "apply the filters and search again"),
     Binding("cancel", ("esc",), FILTERS, "close the dialog without changes"),
-    Binding("toggle_preview", ("p",), RESULTS, "show or hide the preview pane"),
+    Binding("toggle_preview", ("p",), RESULTS, "show or hide the preview (needs 90+ columns)"),
+    Binding("details_down", ("J", "shift down"), RESULTS, "scroll the details pane down"),
+    Binding("details_up", ("K", "shift up"), RESULTS, "scroll the details pane up"),
     # a control key: a word typed while the results have the focus must never opt in to logging
     Binding(
         "toggle_feedback",
@@ -56,10 +70,25 @@ BINDINGS: tuple[Binding, ...] = (
         RESULTS,
         "turn local interaction feedback on or off (a control key: no typed letter does it)",
     ),
-    Binding("help", ("?",), RESULTS, "show this help (any key closes it)"),
-    Binding("help", ("f1",), ANYWHERE, "show this help (any key closes it)"),
-    Binding("quit", ("q",), RESULTS, "quit"),
+    Binding("help", ("?",), RESULTS, "show this help"),
+    Binding("help", ("f1",), ANYWHERE, "show or close this help"),
+    Binding("help_down", ("down", "j", "ctrl n"), HELP, "scroll the help down"),
+    Binding("help_up", ("up", "k", "ctrl p"), HELP, "scroll the help up"),
+    Binding("help_page_down", ("page down", " "), HELP, "scroll the help a page down"),
+    Binding("help_page_up", ("page up",), HELP, "scroll the help a page up"),
+    Binding("close_help", ("esc", "q", "?", "enter"), HELP, "close the help (any other key too)"),
+    Binding("quit", ("q", "esc"), RESULTS, "quit"),
     Binding("quit", ("ctrl c",), ANYWHERE, "quit"),
+)
+
+# the first screen's one-line hint: (action, key, label); each key must be bound to its action
+HINT: tuple[tuple[str, str, str], ...] = (
+    ("submit", "enter", "search"),
+    ("next", "ctrl n", "next"),
+    ("previous", "ctrl p", "prev"),
+    ("toggle_focus", "tab", "results"),
+    ("help", "?", "help"),
+    ("quit", "esc", "quit"),
 )
 
 ACTIONS = frozenset(b.action for b in BINDINGS)
@@ -72,7 +101,7 @@ def _check_table(bindings: tuple[Binding, ...]) -> dict[tuple[str, str], str]:
         if binding.context not in CONTEXTS:
             raise ValueError(f"binding {binding.action}: unknown context {binding.context!r}")
         for key in binding.keys:
-            contexts = CONTEXTS[1:] if binding.context == ANYWHERE else (binding.context,)
+            contexts = _applies_in(binding.context)
             for context in contexts:
                 if len(key) == 1 and context == QUERY:
                     raise ValueError(f"key {key!r} would stop typing it in the query line")
@@ -82,7 +111,23 @@ def _check_table(bindings: tuple[Binding, ...]) -> dict[tuple[str, str], str]:
     return index
 
 
+def _applies_in(context: str) -> tuple[str, ...]:
+    """Where a binding of `context` applies: anywhere is every context, query includes empty."""
+    if context == ANYWHERE:
+        return CONTEXTS[1:]
+    if context == QUERY:
+        return (QUERY, EMPTY_QUERY)
+    return (context,)
+
+
+def _check_hint(index: dict[tuple[str, str], str]) -> None:
+    for action, key, _label in HINT:
+        if action not in {a for (_c, k), a in index.items() if k == key}:
+            raise ValueError(f"hint: key {key!r} is not bound to {action!r}")
+
+
 _INDEX = _check_table(BINDINGS)
+_check_hint(_INDEX)
 
 
 def action_for(context: str, key: str) -> str | None:
@@ -90,17 +135,30 @@ def action_for(context: str, key: str) -> str | None:
     return _INDEX.get((context, key))
 
 
+def hint_line() -> str:
+    """The one-line key hint of the first screen (fits 80 columns)."""
+    return "  ".join(f"{key} {label}" for _action, key, label in HINT)
+
+
+def help_rows() -> list[tuple[str, str]]:
+    """(keys, help) per binding grouped by context in table order; a context heading has help ""."""
+    rows: list[tuple[str, str]] = []
+    for context in CONTEXTS:
+        bindings = [b for b in BINDINGS if b.context == context]
+        if not bindings:
+            continue
+        rows.append((f"{context}:", ""))
+        rows.extend((", ".join(shown_key(k) for k in b.keys), b.help) for b in bindings)
+    return rows
+
+
+def shown_key(key: str) -> str:
+    return "space" if key == " " else key
+
+
 def help_lines() -> list[str]:
     """Plain-text help, one line per binding, grouped by context in table order."""
-    lines: list[str] = []
-    for context in CONTEXTS:
-        rows = [b for b in BINDINGS if b.context == context]
-        if not rows:
-            continue
-        lines.append(f"{context}:")
-        for b in rows:
-            lines.append(f"  {', '.join(b.keys):<16} {b.help}")
-    return lines
+    return [keys if not text else f"  {keys:<16} {text}" for keys, text in help_rows()]
 
 
 def markdown() -> str:
@@ -114,7 +172,7 @@ def markdown() -> str:
         "| --- | --- | --- |",
     ]
     for b in BINDINGS:
-        keys = ", ".join(f"`{k}`" for k in b.keys)
+        keys = ", ".join(f"`{shown_key(k)}`" for k in b.keys)
         out.append(f"| {keys} | {b.context} | {b.help.replace('|', chr(92) + '|')} |")
     return "\n".join(out) + "\n"
 

@@ -151,6 +151,21 @@ class ResultsList(urwid.WidgetWrap[urwid.Widget]):
         target = max(0, min(len(self.result_rows) - 1, (position or 0) + step))
         self.walker.set_focus(target)
 
+    def move_to(self, index: int) -> None:
+        """Select row `index` (negative counts from the end), clamped to the list."""
+        if not self.result_rows:
+            return
+        count = len(self.result_rows)
+        self.walker.set_focus(max(0, min(count - 1, index if index >= 0 else count + index)))
+
+    def select_item(self, item_id: str) -> bool:
+        """Select the row showing `item_id`; False when it is not in the list."""
+        for position, row in enumerate(self.result_rows):
+            if row.result.item_id == item_id:
+                self.walker.set_focus(position)
+                return True
+        return False
+
     def _restyle(self) -> None:
         if not self.result_rows:
             return
@@ -208,12 +223,13 @@ class ImageView(urwid.Widget):
 
 
 def metadata_markup(result: Result, item: Item | None, path: str) -> list[Any]:
-    """The preview text: title, template, people, tags, text, description, licence, path."""
+    """The details text: path first, then title, template, people, tags, text, description, ..."""
 
     def line(label: str, value: str) -> list[Any]:
         return [("label", f"{label}: "), value or "—", "\n"] if value else []
 
-    markup: list[Any] = [("title", result.title), "\n"]
+    markup: list[Any] = line("path", path)
+    markup += [("title", result.title), "\n"]
     markup += line("template", result.template)
     if item is not None:
         markup += line("people", ", ".join(item.people))
@@ -222,7 +238,6 @@ def metadata_markup(result: Result, item: Item | None, path: str) -> list[Any]:
         markup += line("description", item.visual_description)
     markup += line("licence", result.license)
     markup += line("attribution", result.attribution)
-    markup += line("path", path)
     if item is not None:
         markup += line("meaning", item.meaning)
         markup += line("language", item.language)
@@ -234,27 +249,120 @@ def metadata_markup(result: Result, item: Item | None, path: str) -> list[Any]:
     return markup
 
 
+def _split_lines(markup: list[Any]) -> list[list[Any]]:
+    """Markup cut at its "\\n" items: one list per line (so a pane can scroll line by line)."""
+    lines: list[list[Any]] = [[]]
+    for part in markup:
+        if part == "\n":
+            lines.append([])
+        else:
+            lines[-1].append(part)
+    return [line for line in lines if line]
+
+
 class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
-    """Metadata and the image of one result; scrolls when longer than the pane."""
+    """The details of one result: its path first, the image, then the metadata; scrollable.
+
+    `scroll` moves the first shown row (one metadata line, or the image), so a long description
+    can be read in a short pane; `image_rows` is the image's height, set from the terminal size.
+    """
 
     def __init__(self, colour_mode: str = "256", image_rows: int = 10) -> None:
-        self.walker: urwid.SimpleListWalker[Any] = urwid.SimpleListWalker(
-            [urwid.Text(("dim", "no result selected"))]
-        )
+        self.walker: urwid.SimpleListWalker[Any] = urwid.SimpleListWalker([])
         self.colour_mode = colour_mode
         self.image_rows = image_rows
+        self.offset = 0
+        self._rows: list[urwid.Widget] = [urwid.Text(("dim", "no result selected"))]
+        self._shown: tuple[Result, Item | None, Path | None] | None = None
         super().__init__(urwid.ListBox(self.walker))
+        self._refresh()
 
     def show(self, result: Result | None, item: Item | None, path: Path | None) -> None:
-        if result is None:
-            self.walker[:] = [urwid.Text(("dim", "no result selected"))]
+        self.offset = 0
+        self._shown = None if result is None else (result, item, path)
+        self._build()
+
+    def set_image_rows(self, rows: int) -> None:
+        """A new image height (the terminal grew or shrank); redraws the shown result."""
+        if rows != self.image_rows:
+            self.image_rows = rows
+            self._build()
+
+    def scroll(self, step: int) -> None:
+        self.offset = max(0, min(len(self._rows) - 1, self.offset + step))
+        self._refresh()
+
+    def _build(self) -> None:
+        if self._shown is None:
+            self._rows = [urwid.Text(("dim", "no result selected"))]
+            self._refresh()
             return
-        widgets: list[urwid.Widget] = []
+        result, item, path = self._shown
+        lines = _split_lines(metadata_markup(result, item, str(path or result.preview)))
+        rows: list[urwid.Widget] = [urwid.Text(lines[0])]  # the path
         if path is not None:
-            widgets.append(ImageView(str(path), self.image_rows, self.colour_mode))
-            widgets.append(urwid.Divider())
-        widgets.append(urwid.Text(metadata_markup(result, item, str(path or result.preview))))
-        self.walker[:] = widgets
+            rows.append(ImageView(str(path), self.image_rows, self.colour_mode))
+        rows.extend(urwid.Text(line) for line in lines[1:])
+        self._rows = rows
+        self.offset = min(self.offset, len(rows) - 1)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self.walker[:] = self._rows[self.offset :]
+
+
+class PreviewLayout(urwid.WidgetWrap[urwid.Widget]):
+    """The results, with the preview pane on their right when it is wanted and fits.
+
+    Below `min_cols` columns the preview is hidden (the list needs the width); at each new size
+    `on_layout(cols, rows, shown)` lets the controller fill the pane and size the image.
+    """
+
+    def __init__(
+        self,
+        results: urwid.Widget,
+        preview: urwid.Widget,
+        min_cols: int,
+        on_layout: Callable[[int, int, bool], None],
+    ) -> None:
+        self.results = results
+        self.columns = urwid.Columns(
+            [("weight", 55, results), ("weight", 45, preview)], dividechars=1
+        )
+        self.min_cols = min_cols
+        self.on_layout = on_layout
+        self.wanted = True
+        self.size: tuple[int, int] = (0, 0)
+        super().__init__(results)
+
+    @property
+    def shown(self) -> bool:
+        return self.wanted and self.size[0] >= self.min_cols
+
+    def set_wanted(self, wanted: bool) -> None:
+        self.wanted = wanted
+        self._switch()
+
+    def _switch(self) -> None:
+        target = self.columns if self.shown else self.results
+        if self._w is not target:
+            self._w = target
+            self.columns.focus_position = 0
+        if self.size != (0, 0):
+            self.on_layout(self.size[0], self.size[1], self.shown)
+
+    def _fit(self, size: tuple[int, ...]) -> None:
+        if len(size) == 2 and (size[0], size[1]) != self.size:
+            self.size = (size[0], size[1])
+            self._switch()
+
+    def render(self, size: tuple[int, ...], focus: bool = False) -> urwid.Canvas:
+        self._fit(size)
+        return super().render(size, focus)
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        self._fit(size)
+        return super().keypress(size, key)
 
 
 @dataclass
@@ -273,6 +381,7 @@ class StatusInfo:
     busy: bool = False
     message: str = ""
     error: str = ""
+    hint: str = ""  # shown (dim) when there is no message or error
 
 
 ROUTE_ABBREVIATIONS = {"lexical": "lex"}
@@ -310,8 +419,10 @@ class StatusBar(urwid.WidgetWrap[urwid.Widget]):
     def update(self, info: StatusInfo) -> None:
         if info.error:
             self.message.set_text(("error", f"error: {info.error}"))
-        else:
+        elif info.message:
             self.message.set_text(("message", info.message))
+        else:
+            self.message.set_text(("dim", info.hint))
         self.fields.set_text(status_text(info))
 
 
@@ -335,8 +446,48 @@ class FilterDialog(urwid.WidgetWrap[urwid.Widget]):
         )
 
 
-def help_view() -> urwid.Widget:
-    body: list[Any] = [urwid.Text(line) for line in keys.help_lines()]
-    body.append(urwid.Divider())
-    body.append(urwid.Text(("dim", "press any key to close")))
-    return urwid.LineBox(urwid.ListBox(urwid.SimpleListWalker(body)), title="keys")
+class HelpView(urwid.WidgetWrap[urwid.Widget]):
+    """The key table in a box that fits 80x24: keys in a fixed column, help text wrapped beside
+    it, scrolled a row or a page at a time; a footer line says how."""
+
+    KEYS_WIDTH = 18
+
+    def __init__(self) -> None:
+        self._rows: list[urwid.Text | urwid.Columns] = []
+        for keys_text, text in keys.help_rows():
+            if not text:
+                self._rows.append(urwid.Text(("label", keys_text)))
+            else:
+                self._rows.append(
+                    urwid.Columns(
+                        [(self.KEYS_WIDTH, urwid.Text("  " + keys_text)), urwid.Text(text)]
+                    )
+                )
+        self.offset = 0
+        self.page = 10
+        self.width = 60
+        self.walker: urwid.SimpleListWalker[Any] = urwid.SimpleListWalker(list(self._rows))
+        footer = urwid.Text(("dim", "j/k, space/page up: scroll   any other key: close"))
+        frame: urwid.Frame[urwid.ListBox[Any], None, urwid.Text] = urwid.Frame(
+            urwid.ListBox(self.walker), footer=footer
+        )
+        super().__init__(urwid.LineBox(frame, title="keys"))
+
+    def render(self, size: tuple[int, ...], focus: bool = False) -> urwid.Canvas:
+        if len(size) == 2:
+            self.width = max(1, size[0] - 2)  # inside the box's borders
+            self.page = max(1, size[1] - 3)  # less the two border rows and the footer
+        return super().render(size, focus)
+
+    def last_offset(self) -> int:
+        """The first row of the last page: from there on, every remaining row fits."""
+        used = 0
+        for index in range(len(self._rows) - 1, -1, -1):
+            used += self._rows[index].rows((self.width,))
+            if used > self.page:
+                return index + 1
+        return 0
+
+    def scroll(self, step: int) -> None:
+        self.offset = max(0, min(self.last_offset(), self.offset + step))
+        self.walker[:] = self._rows[self.offset :]

@@ -85,6 +85,10 @@ class SearchWorker:
         with self._lock:
             return bool(self._outcomes)
 
+    def dense_state(self) -> str:
+        with self._lock:
+            return self._dense_state
+
     def take(self) -> Delivery:
         with self._lock:
             delivery = Delivery(self._outcomes, self._dense_state, self._backend_error)
