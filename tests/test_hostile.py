@@ -142,6 +142,14 @@ def test_tui_with_a_blank_viewer_exits_2(
     assert "--viewer" in capsys.readouterr().err
 
 
+def test_tui_with_an_unbalanced_viewer_quote_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["tui", "--fake-engine", "--build", str(tmp_path / "b"), "--viewer", "feh 'x"]
+    assert cli.main([*argv, "--feedback-file", str(tmp_path / "events.jsonl")]) == 2
+    assert "--viewer: cannot split" in capsys.readouterr().err
+
+
 def test_a_corrupt_events_file_does_not_stop_the_start(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     good = json.dumps({"time_utc": "2999-01-01T00:00:00+00:00", "action": "open"})

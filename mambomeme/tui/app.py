@@ -214,6 +214,7 @@ class Controller:
 
     def stop_threads(self) -> None:
         self.worker.stop()
+        self.worker.join()
 
     def run(self, type_ahead: Callable[[], bytes] | None = None) -> int:
         """Run until quit, a --print-choice choice, a signal or an error; returns an exit code.
@@ -232,9 +233,10 @@ class Controller:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            self.stop_threads()
+            self.worker.stop()
             if self.screen is not None and self.screen.started:
-                self.screen.stop()
+                self.screen.stop()  # the terminal is restored before a dense load is awaited
+            self.worker.join()
             os.close(self._pipe)
         return self.exit_code
 

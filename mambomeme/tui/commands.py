@@ -215,6 +215,11 @@ def run_tui(args: argparse.Namespace) -> int:
     )
     log.prune()
     viewer = args.viewer or os.environ.get(ENV_VIEWER) or "xdg-open"
+    source = "--viewer" if args.viewer else ENV_VIEWER if os.environ.get(ENV_VIEWER) else "viewer"
+    try:
+        viewer_argv = tuple(shlex.split(viewer))
+    except ValueError as exc:  # an unbalanced quote
+        raise TuiError(f"{source}: cannot split {viewer!r} into a command: {exc}") from None
     timing = args.timing_file or (
         Path(os.environ[ENV_TIMING]) if os.environ.get(ENV_TIMING) else None
     )
@@ -224,7 +229,7 @@ def run_tui(args: argparse.Namespace) -> int:
         limit=args.limit,
         system=args.system,
         print_choice=args.print_choice,
-        viewer=tuple(shlex.split(viewer)),
+        viewer=viewer_argv,
         timing_file=timing,
         show_preview=not args.no_preview,
         raise_in=os.environ.get(ENV_TEST_RAISE, ""),

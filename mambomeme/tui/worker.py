@@ -4,7 +4,8 @@ The controller hands a `Job` to `submit`; a job not yet started is replaced by a
 burst of submits runs only the last), and every finished job becomes an `Outcome`. After each
 change the threads call `wake` (a write to the main loop's watch_pipe); the main loop then calls
 `take` and drops outcomes whose sequence number is no longer the latest. The worker opens the
-backend first, on its own thread, so a large corpus never delays the first draw.
+backend first, on its own thread, so a large corpus never delays the first draw. On exit `stop`
+asks both threads to end and `join` waits for them (not daemons: see `start`).
 """
 
 from __future__ import annotations
@@ -63,18 +64,28 @@ class SearchWorker:
         self._dense_state = "loading" if load_dense else "off"
         self._backend_error = ""
         self._stopping = False
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
-        threads = [threading.Thread(target=self._search_loop, name="search", daemon=True)]
+        # not daemons: a daemon killed at interpreter exit inside the ONNX or Arrow runtime can
+        # abort the process (exit 134); `join` waits for them instead (module docstring)
+        self._threads = [threading.Thread(target=self._search_loop, name="search")]
         if self.load_dense is not None:
-            threads.append(threading.Thread(target=self._dense, name="dense", daemon=True))
-        for thread in threads:
+            self._threads.append(threading.Thread(target=self._dense, name="dense"))
+        for thread in self._threads:
             thread.start()
 
     def stop(self) -> None:
+        """Ask the threads to end: the search loop after the search in flight, the dense
+        loader when its load returns."""
         with self._lock:
             self._stopping = True
             self._lock.notify_all()
+
+    def join(self) -> None:
+        """Wait for the threads `stop` asked to end (a dense load still running finishes)."""
+        for thread in self._threads:
+            thread.join()
 
     def submit(self, job: Job) -> None:
         with self._lock:
@@ -124,6 +135,9 @@ class SearchWorker:
     def _dense(self) -> None:
         assert self.load_dense is not None
         self._opened.wait()
+        with self._lock:
+            if self._stopping:  # quit before the model was needed: do not load it
+                return
         try:
             self.load_dense()
             state = "ready"
