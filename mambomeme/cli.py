@@ -6,7 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mambomeme.errors import MamboMemeError
+from mambomeme.errors import ExposedBenchmarkError, HoldoutNotAllowedError, MamboMemeError
+
+# Exit statuses of a command that raised a library error: 2 in general (a usage or input error);
+# 4 when the release protocol refused to run or score a hidden benchmark (no frozen selection,
+# one from another corpus or dev checksum, or a version already exposed to another selection).
+EXIT_ERROR = 2
+EXIT_PROTOCOL_REFUSED = 4
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
 # Which module registers each top-level command. `mambomeme search ...` imports only the module
@@ -64,9 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args))
+    except (HoldoutNotAllowedError, ExposedBenchmarkError) as exc:
+        print(f"mambomeme: refused by the release protocol: {exc}", file=sys.stderr)
+        return EXIT_PROTOCOL_REFUSED
     except MamboMemeError as exc:
         print(f"mambomeme: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -20,7 +20,13 @@ from mambomeme.config import load_params  # noqa: E402
 from mambomeme.corpus.manifest import write_json_atomic  # noqa: E402
 
 TESTS = {
-    "release_protocol": ["tests/test_release_protocol.py", "tests/test_tuning.py"],
+    # the protocol through `mambomeme run` / `mambomeme score` on a test-made hidden benchmark,
+    # plus its rules one by one and the tuning that refuses hidden benchmarks
+    "release_protocol": [
+        "tests/test_release_protocol_commands.py",
+        "tests/test_release_protocol.py",
+        "tests/test_tuning.py",
+    ],
     "publication_rollback": ["tests/test_release_publish.py", "tests/test_release_crash.py"],
     "terminal_restoration": ["tests/test_tui_pty.py"],
 }

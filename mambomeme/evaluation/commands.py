@@ -2,10 +2,20 @@
 
     mambomeme run --benchmark DIR --system NAME --out FILE [--build DIR] [--force]
     mambomeme score --benchmark DIR --runs FILE... [--out-dir reports] [--gates-input FILE]
+    (both: [--selection FILE] [--dev-benchmark DIR] [--ledger FILE], read for a hidden benchmark)
 
 Both read any benchmark folder in the FORMAT.md layout, so an external (hidden) benchmark is
 scored with the same commands and no code change. The engine is imported inside the handler so
 `mambomeme score` never loads indexes or models.
+
+A benchmark whose benchmark.json says "partition": "hidden" goes through the release protocol
+(release/protocol.py) first, before its queries are read: a frozen selection (default
+<base.reports>/selection.json) tuned on a dev benchmark of the same corpus whose checksum today
+equals the recorded one, and a version not exposed to another selection (ledger
+releases/exposed.jsonl). `run` records the selection's sha256 in the run's meta (no --system: the
+selection's own system); `score` also needs every run made under that selection and the bm25,
+dense and hybrid baselines, and appends the exposure to the ledger before writing the scorecard.
+A refusal is HoldoutNotAllowedError or ExposedBenchmarkError (exit 4 from the CLI).
 """
 
 from __future__ import annotations
@@ -28,6 +38,13 @@ from mambomeme.evaluation.report import write_scorecard
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, sidecar, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
+from mambomeme.release.protocol import (
+    LEDGER_PATH,
+    Holdout,
+    admit_holdout,
+    check_holdout_runs,
+    expose,
+)
 
 # Untimed searches before the timed pass, so the first query does not pay for loading the model.
 DEFAULT_WARMUPS = 10
@@ -48,6 +65,7 @@ def register(subparsers: Any) -> None:
         "--corpus-manifest", type=Path, help="default: manifests/corpus-<build name>.json"
     )
     run.add_argument("--force", action="store_true", help="overwrite an existing run file")
+    add_protocol_arguments(run)
     run.set_defaults(handler=run_command)
 
     score = subparsers.add_parser("score", help="score run files and write the scorecard")
@@ -62,7 +80,38 @@ def register(subparsers: Any) -> None:
     score.add_argument(
         "--resamples", type=int, help="bootstrap resamples (default: params or 1000)"
     )
+    add_protocol_arguments(score)
     score.set_defaults(handler=score_command)
+
+
+def add_protocol_arguments(parser: Any) -> None:
+    """The release-protocol options; read only when the benchmark's partition is hidden."""
+    parser.add_argument(
+        "--selection",
+        type=Path,
+        help="hidden benchmark: the frozen selection.json (default: <base.reports>/selection.json)",
+    )
+    parser.add_argument(
+        "--dev-benchmark",
+        type=Path,
+        help="hidden benchmark: the dev benchmark the selection was tuned on "
+        "(default: the selection's benchmark.dir)",
+    )
+    parser.add_argument(
+        "--ledger",
+        type=Path,
+        default=LEDGER_PATH,
+        help=f"hidden benchmark: the exposure ledger (default: {LEDGER_PATH})",
+    )
+
+
+def admit(args: argparse.Namespace, params: Mapping[str, Any]) -> Holdout | None:
+    """The protocol's admission of args.benchmark: None for a dev benchmark."""
+    selection = args.selection
+    if selection is None:
+        reports = Path(str(params.get("base", {}).get("reports", "reports")))
+        selection = reports / "selection.json"
+    return admit_holdout(args.benchmark, selection, args.ledger, args.dev_benchmark)
 
 
 def find_corpus_manifest(build: Path, given: Path | None) -> Path:
@@ -115,9 +164,11 @@ def execute_run(
     params: Mapping[str, Any],
     force: bool,
     label: str | None = None,
+    selection_sha256: str | None = None,
 ) -> Run:
     """Run `system` of an open engine over `benchmark` and write FILE and its sidecars; the
-    run is named `label` (e.g. "shipped") when given, else by the system."""
+    run is named `label` (e.g. "shipped") when given, else by the system. A run of a hidden
+    benchmark records the admitted selection's `selection_sha256` in its meta."""
     if out.exists() and not force:
         raise BenchmarkError(f"{out}: exists; pass --force to overwrite")
     if system not in engine.systems():
@@ -134,6 +185,8 @@ def execute_run(
         "limit": MAX_RESULTS,
     }
     extra["engine_system"] = system
+    if selection_sha256 is not None:
+        extra["selection_sha256"] = selection_sha256
     name = label or system
     meta = run_meta(benchmark, name, sha256_file(corpus_manifest), extra)
     warmups = int(evaluation_params(params).get("warmups", DEFAULT_WARMUPS))
@@ -152,22 +205,26 @@ def run_command(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.force:
         raise BenchmarkError(f"{args.out}: exists; pass --force to overwrite")
     params = load_params(args.params)
+    holdout = admit(args, params)  # before the queries of a hidden benchmark are read
     benchmark = load_benchmark(args.benchmark)
     build = args.build or build_dir(params)
     manifest = find_corpus_manifest(build, args.corpus_manifest)
     from mambomeme.search.engine import Engine
+    from mambomeme.search.shipped import from_selection, shipped
 
     system = args.system
     if system is None:  # the shipped system with its frozen selection
-        from mambomeme.search.shipped import shipped
-
-        ship = shipped(params, build, Path(str(params["base"]["reports"])))
+        if holdout is not None:  # exactly the selection the protocol admitted
+            ship = from_selection(params, holdout.selection_path)
+        else:
+            ship = shipped(params, build, Path(str(params["base"]["reports"])))
         params, system = ship.params, ship.system
         print(f"system {system} (shipped: {ship.source})")
     engine = Engine.open(build, params)
     label = "shipped" if args.system is None else None  # the run says what it measured
+    sha = holdout.selection_sha256 if holdout is not None else None
     run = execute_run(
-        engine, benchmark, system, args.out, build, manifest, params, args.force, label
+        engine, benchmark, system, args.out, build, manifest, params, args.force, label, sha
     )
     print(
         f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
@@ -199,13 +256,28 @@ def score_runs(
     gates_input: Path | None,
     seed: int,
     resamples: int,
+    holdout: Holdout | None = None,
 ) -> dict[str, Any]:
+    """Score the runs and write the scorecard. With a `holdout` (a hidden benchmark admitted by
+    the protocol) every run must carry its selection, and the exposure is appended to the ledger
+    before the scorecard is written: a crash in between leaves the version exposed, never not."""
     benchmark = load_benchmark(benchmark_dir)
     runs = {str(path): read_run(path, benchmark) for path in run_files}
+    if holdout is not None:
+        check_holdout_runs(holdout, {label: run.meta for label, run in runs.items()})
     card = build_scorecard(benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples)
     card["agreement"] = judgement_agreement(
         benchmark_dir, benchmark.info.name, benchmark.info.judgement_set
     )
+    if holdout is not None:
+        exposure = expose(holdout)
+        card["exposure"] = {
+            "ledger": str(holdout.ledger_path),
+            "selection": str(holdout.selection_path),
+            "selection_sha256": holdout.selection_sha256,
+            "checksum": exposure.checksum,
+            "time": exposure.time,
+        }
     write_scorecard(card, out_dir)
     return card
 
@@ -230,8 +302,9 @@ def judgement_agreement(
 def score_command(args: argparse.Namespace) -> int:
     params = load_params(args.params) if args.params.is_file() else {}
     seed, resamples = bootstrap_settings(params, args.seed, args.resamples)
+    holdout = admit(args, params)
     card = score_runs(
-        args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples
+        args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples, holdout
     )
     for row in card["systems"]:
         print(
@@ -240,5 +313,11 @@ def score_command(args: argparse.Namespace) -> int:
         )
     if card["acceptance"] is not None:
         print(f"decision: {card['acceptance']['decision']}")
+    if holdout is not None:
+        print(
+            f"recorded exposure of {holdout.meta['name']}@{holdout.meta['version']} to selection "
+            f"{holdout.selection_sha256[:12]} in {holdout.ledger_path}",
+            file=sys.stderr,
+        )
     print(f"wrote {args.out_dir / 'scorecard.md'}", file=sys.stderr)
     return 0

@@ -1,4 +1,9 @@
-"""Publish a scorecard: reports/scorecard.md, scorecard.json, metrics.json and reports/plots/.
+"""Publish a scorecard: reports/scorecard.md, scorecard.json, metrics.json, metrics/ and plots/.
+
+scorecard.md opens with a summary (what ships and why, failing gates, headline numbers) and a
+glossary (evaluation/summary.py). metrics/<system>.json holds each system's headline numbers
+under the same keys, so `dvc metrics show` prints one row per system; metrics.json keeps every
+number flat ('<system>.<metric>') for `dvc metrics diff --targets`.
 
 Every file is first written under a temporary name in its final folder; only when all of them
 are complete are they moved into place with os.replace (atomic per file on one filesystem), so
@@ -14,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.evaluation import plots
+from mambomeme.evaluation.summary import glossary_lines, summary_lines
 
 COMPONENTS = ("Q", "E", "C", "S", "L", "R")
+METRICS_DIR = "metrics"
 
 
 def _f(value: Any, digits: int = 4) -> str:
@@ -82,6 +89,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         f"{card['queries']} queries in {card['families']} families; partition `{v['partition']}`"
         + ("; hidden prompts were exposed" if v["exposed"] else "")
         + ".",
+        *summary_lines(card),
+        *glossary_lines(),
         "",
         "## Versions",
         "",
@@ -276,6 +285,22 @@ def flat_metrics(card: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
+def system_metrics(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One system's headline numbers for `dvc metrics show` (one file, one table row)."""
+    metrics: dict[str, Any] = {
+        "MMTS": row["mmts"],
+        "pass": int(row["status"] == "PASS"),
+        "MMTS_raw": row["mmts_raw"],
+    }
+    metrics.update({c: row["components"][c] for c in COMPONENTS})
+    metrics["Hit@10"] = row["coverage"]["hit@10"]
+    metrics["CorrectEmpty"] = row["coverage"]["correct_empty"]
+    metrics["safe_ordinary"] = row["safety"]["ordinary"]
+    metrics["safe_safety"] = row["safety"]["safety_subset"]
+    metrics["p95_ms"] = row["latency_p95_ms"]
+    return metrics
+
+
 def _json(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -289,6 +314,10 @@ def scorecard_files(card: Mapping[str, Any], out_dir: Path) -> dict[Path, bytes]
         out_dir / "scorecard.md": render_markdown(card).encode("utf-8"),
         out_dir / "scorecard.json": _json(card),
         out_dir / "metrics.json": _json(flat_metrics(card)),
+        **{
+            out_dir / METRICS_DIR / f"{row['system']}.json": _json(system_metrics(row))
+            for row in card["systems"]
+        },
         plot_dir / "slice_ndcg.csv": plots.csv_bytes(slice_rows),
         plot_dir / "slice_ndcg.json": plots.json_bytes(slice_rows),
         plot_dir / "latency.csv": plots.csv_bytes(latency_rows),
@@ -317,6 +346,10 @@ def publish(files: Mapping[Path, bytes]) -> None:
 
 
 def write_scorecard(card: Mapping[str, Any], out_dir: Path) -> list[Path]:
+    """Publish every file; then drop metrics/<system>.json of systems no longer scored."""
     files = scorecard_files(card, out_dir)
     publish(files)
+    for stale in sorted((Path(out_dir) / METRICS_DIR).glob("*.json")):
+        if stale not in files:
+            stale.unlink()
     return list(files)

@@ -9,6 +9,10 @@
 4. Two results compare only when their benchmark, corpus, judgement, policy, score, hardware
    and interface versions are equal, and an exposed version compares only the selections it
    was exposed with: a later release needs a fresh hidden version.
+
+`mambomeme run` and `mambomeme score` apply rules 2 and 3 through `admit_holdout` (before a
+hidden benchmark's queries are read), `check_holdout_runs` and `expose`; a dev benchmark is
+admitted as before, with no selection and no ledger.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from mambomeme.release.verify import folder_checksum
 PROTOCOL_VERSION = "release-protocol-v1"
 BENCHMARK_META = "benchmark.json"
 LEDGER_NAME = "exposed.jsonl"
+LEDGER_PATH = Path("releases") / LEDGER_NAME
 REQUIRED_BASELINES = ("bm25", "dense", "hybrid")
 # Version keys that must be present on both sides of a comparison.
 REQUIRED_VERSION_KEYS = ("benchmark", "benchmark_version", "corpus", "judgement_set")
@@ -50,6 +55,18 @@ class Exposure:
     checksum: str
     selection_sha256s: tuple[str, ...]
     time: str
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """A hidden benchmark admitted for one frozen selection (what `admit_holdout` checked)."""
+
+    benchmark_dir: Path
+    meta: Mapping[str, Any]  # the hidden benchmark's benchmark.json
+    selection_path: Path
+    selection_sha256: str
+    dev_benchmark_dir: Path
+    ledger_path: Path
 
 
 def read_benchmark_meta(benchmark_dir: Path) -> dict[str, Any]:
@@ -238,3 +255,75 @@ def check_comparable(
                     f"side {side} (selection {str(versions.get('selection_sha256'))[:12]}) "
                     "needs a fresh hidden version"
                 )
+
+
+def read_selection(path: Path) -> dict[str, Any]:
+    """A frozen selection.json for held-out scoring; a missing or unreadable one is refused."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HoldoutNotAllowedError(
+            f"{path}: no frozen selection.json; tune on a dev benchmark of the same corpus first "
+            "(or pass --selection)"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise HoldoutNotAllowedError(f"{path}: cannot read the frozen selection: {exc}") from None
+    if not isinstance(data, dict):
+        raise HoldoutNotAllowedError(f"{path}: the frozen selection must be a JSON object")
+    return data
+
+
+def admit_holdout(
+    benchmark_dir: Path,
+    selection_path: Path,
+    ledger_path: Path = LEDGER_PATH,
+    dev_benchmark_dir: Path | None = None,
+) -> Holdout | None:
+    """None for a dev benchmark (no protocol step); for a hidden one, the admission or a refusal.
+
+    Reads only benchmark.json of `benchmark_dir`. The dev benchmark is `dev_benchmark_dir`, else
+    the folder the selection records (`benchmark.dir`); `check_holdout_allowed` decides.
+    """
+    meta = read_benchmark_meta(benchmark_dir)
+    if meta["partition"] != "hidden":
+        return None
+    selection = read_selection(selection_path)
+    if dev_benchmark_dir is None:
+        recorded = selection.get("benchmark")
+        folder = recorded.get("dir") if isinstance(recorded, Mapping) else None
+        if not isinstance(folder, str) or not folder:
+            raise HoldoutNotAllowedError(
+                f"{selection_path}: field 'benchmark.dir' missing; pass --dev-benchmark"
+            )
+        dev_benchmark_dir = Path(folder)
+    check_holdout_allowed(meta, selection, read_ledger(ledger_path), dev_benchmark_dir)
+    return Holdout(
+        benchmark_dir=Path(benchmark_dir),
+        meta=meta,
+        selection_path=Path(selection_path),
+        selection_sha256=selection_fingerprint(selection),
+        dev_benchmark_dir=dev_benchmark_dir,
+        ledger_path=Path(ledger_path),
+    )
+
+
+def check_holdout_runs(holdout: Holdout, runs: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every run (label -> its meta) was made under the admitted selection, and the baselines
+    bm25, dense and hybrid are all among them."""
+    for label, meta in runs.items():
+        recorded = meta.get("selection_sha256")
+        if recorded != holdout.selection_sha256:
+            raise HoldoutNotAllowedError(
+                f"{label}: run made under selection {str(recorded)[:12]}, not the frozen "
+                f"selection {holdout.selection_sha256[:12]} ({holdout.selection_path}); "
+                "rerun it with `mambomeme run --selection`"
+            )
+    check_baselines(str(meta.get("system")) for meta in runs.values())
+
+
+def expose(holdout: Holdout, *, now: datetime | None = None) -> Exposure:
+    """Record in the ledger that the hidden version was scored with the admitted selection."""
+    checksum = benchmark_checksum(holdout.benchmark_dir)
+    return record_exposure(
+        holdout.ledger_path, holdout.meta, checksum, [holdout.selection_sha256], now=now
+    )

@@ -85,6 +85,11 @@ def shipped(params: Mapping[str, Any], served: Path, reports: Path | None) -> Sh
     found = next((p for p in candidates if p.exists()), None)
     if found is None:
         return Shipped(DEFAULT_SYSTEM, copy.deepcopy(dict(params)), "params.yaml defaults")
+    return from_selection(params, found)
+
+
+def from_selection(params: Mapping[str, Any], found: Path) -> Shipped:
+    """The system and params that the frozen selection at `found` serves."""
     selection = _read_json(found)
     config = dict(selection.get("config") or {})
     if not config:
