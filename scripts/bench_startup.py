@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--query", action="append", default=[])
     args = parser.parse_args()
-    queries = args.query or ["john cena", "distracted boyfriend", "cat on a keyboard"]
+    queries = args.query or ["john cena", "you can't see me", "cat on a keyboard"]  # ours
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     print(f"{args.build}: {args.runs} runs per system, queries {queries}")
     for system in args.systems:
