@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import random
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,9 @@ def _fixture_rerank(tmp: Path, **extra: Any) -> dict[str, Any]:
         "families": str(families),
         "positives": 2,
         "negatives": 2,
-        "max_pairs": 48,
+        "max_pairs": 100,
         "validation_share": 0.25,
-        "max_length": 64,
+        "max_length": 48,
         "epochs": 2,
         "batch_size": 8,
         "learning_rate": 1e-4,
@@ -138,7 +139,14 @@ def tiny(
 
     tmp = tmp_path_factory.mktemp("reranker")
     rerank = _fixture_rerank(tmp)
-    found = build_training_set(fixture_items, rerank, _fixture_families(fixture_items))
+    full = build_training_set(fixture_items, rerank, _fixture_families(fixture_items))
+    rng = random.Random(5)  # a small seeded sample keeps CPU time to about a minute
+    held = set(rng.sample(sorted({p.qid for p in full.validation if p.source == "judgement"}), 4))
+    found = dataclasses.replace(
+        full,
+        train=sorted(rng.sample(full.train, 96)),
+        validation=[p for p in full.validation if p.qid in held],
+    )
     manifest = train_reranker(
         found.train,
         found.validation,

@@ -170,11 +170,11 @@ def train_reranker(
         for batch in bar:
             labels = torch.tensor([p.label for p in batch], dtype=torch.float32)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits(batch), labels)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
             schedule.step()
             optimiser.zero_grad()
-            losses.append(float(loss))
+            losses.append(loss.item())
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
         found = validation_metrics(validation, score(validation)) if validation else {}
         found.update(epoch=epoch, train_loss=float(np.mean(losses)))
@@ -254,7 +254,10 @@ def _export(model: Any, out: Path) -> None:
         def forward(
             self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor
         ) -> torch.Tensor:
-            return self.inner(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
+            out: torch.Tensor = self.inner(
+                input_ids=ids, attention_mask=mask, token_type_ids=types
+            ).logits
+            return out
 
     ids = torch.tensor(
         [[101, 2198, 8292, 102, 2017, 102, 0], [101, 2017, 2064, 102, 1005, 2198, 102]]

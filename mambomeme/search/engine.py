@@ -281,9 +281,9 @@ class Engine:
         if candidates is None:
             return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
         if candidates.spec.rerank:
-            wanted = max(limit, self.config.rerank_candidates)
-            results = self.rerank(candidates, self.rank(candidates, wanted, self.config, clock))
-            results = results[:limit]
+            top = self.config.rerank_candidates
+            fused = self.rank(candidates, max(limit, top), self.config, clock)
+            results = self.rerank(candidates, fused, top)[:limit]
             clock.lap("rerank")
         else:
             results = self.rank(candidates, limit, self.config, clock)
@@ -312,16 +312,19 @@ class Engine:
                 self._reranker_loaded = True
             return self._reranker
 
-    def rerank(self, candidates: Candidates, results: Sequence[Result]) -> list[Result]:
-        """`results` re-ordered by the cross-encoder's score of (main cue, item text): exact
-        matches first when search.exact_first, then by score, ties by the fused rank. Without
-        a reranker the fused order is kept. Each result gets a `rerank` route hit."""
+    def rerank(self, candidates: Candidates, results: Sequence[Result], top: int) -> list[Result]:
+        """The first `top` results re-ordered by the cross-encoder's score of (main cue, item
+        text): exact matches first when search.exact_first, then by score, ties by the fused
+        rank; the rest keep their fused order below them. Without a reranker the fused order is
+        kept. Each re-ordered result gets a `rerank` route hit."""
         from mambomeme.rerank.text import item_text
 
         model = self.reranker()
         if model is None or not results:
             return list(results)
         main = min(candidates.texts)
+        rest = list(results[top:])
+        results = results[:top]
         chosen = [self.items[r.item_id] for r in results]
         scores = model.score(candidates.texts[main], [item_text(item) for item in chosen])
         cue_words = [words(text) for text in candidates.texts.values()]
@@ -334,7 +337,7 @@ class Engine:
             hit = RouteHit(main, "rerank", position, float(scores[i]))
             hits = tuple(sorted((*results[i].hits, hit), key=lambda h: (h.cue, h.route)))
             out.append(dataclasses.replace(results[i], rank=position, hits=hits))
-        return out
+        return out + rest
 
     def request_evidence(
         self, candidates: Candidates, results: Sequence[Result]
