@@ -7,7 +7,9 @@ Order of work for one request (retrieval spec, seeds/002):
   4. weighted RRF over the (cue, route) lists;
   5. minimum evidence (search/evidence.py), metadata join with an eligibility assertion,
      exact-duplicate collapse, a cap per variant group (near-identical re-uploads), order by
-     fused score then item id, truncated to the limit.
+     fused score then item id, truncated to the limit;
+  6. `+rerank` systems only: the top `rerank.candidates` of that list re-ordered by the trained
+     cross-encoder's score for the main cue (rerank/model.py), exact matches kept first.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +45,9 @@ from mambomeme.search.present import matched_fields
 from mambomeme.search.results import Filters, Result, RouteHit, SearchResponse
 from mambomeme.search.typo import TypoCorrector
 
+if TYPE_CHECKING:
+    from mambomeme.rerank.model import Reranker
+
 ENGINE_VERSION = "hybrid-wrrf-1"
 ROUTES = ("lexical", "typo", "dense")
 BASE_SYSTEMS: dict[str, tuple[str, ...]] = {
@@ -50,7 +55,9 @@ BASE_SYSTEMS: dict[str, tuple[str, ...]] = {
     "bm25+typo": ("lexical", "typo"),
     "dense": ("dense",),
     "hybrid": ("lexical", "typo", "dense"),
+    "hybrid+rerank": ("lexical", "typo", "dense"),  # + the cross-encoder over the top N
 }
+RERANK_SUFFIX = "+rerank"
 
 ABLATABLE = ("bm25", "dense", "hybrid")
 PREFETCH = 64  # candidate Items read per batch in the join
@@ -62,6 +69,7 @@ class SystemSpec:
     routes: tuple[str, ...]
     without: frozenset[str]  # fields left out of every route (ablations)
     dense_variant: str  # "" = the full dense index, else the ablation name
+    rerank: bool = False  # the top rerank.candidates re-ordered by the cross-encoder
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,8 @@ class EngineConfig:
     query_encoder: str  # params dense.query_encoder: onnx or torch
     abstention: AbstentionModel | None = None  # search.abstention (a frozen selection's)
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
+    rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
+    reranker_dir: Path | None = None  # rerank.out, used when the build has no reranker/
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -100,6 +110,8 @@ class EngineConfig:
             query_threads=int(params.get("dense", {}).get("query_threads", 1)),
             query_encoder=query_encoder_kind(params),
             exact_first=bool(search.get("exact_first", False)),
+            rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
+            reranker_dir=Path(params["rerank"]["out"]) if params.get("rerank") else None,
             abstention=(
                 AbstentionModel.from_mapping(search["abstention"])
                 if search.get("abstention")
@@ -194,6 +206,8 @@ class Engine:
         self._df: dict[str, int] | None = None  # document frequencies, read on first use
         self._dense: dict[str, Any] = {}
         self._encoder: Any = None
+        self._reranker: Reranker | None = None
+        self._reranker_loaded = False
         self._lock = threading.Lock()
         self._typo_lock = threading.Lock()
         self._token_cache: dict[tuple[int, tuple[str, ...]], set[str]] = {}
@@ -211,7 +225,9 @@ class Engine:
         """A base system, or `<bm25|dense|hybrid>-no-<ablation>`: that system with the
         ablation's fields left out of every route (lexical columns and dense documents)."""
         if name in BASE_SYSTEMS:
-            return SystemSpec(name, BASE_SYSTEMS[name], frozenset(), "")
+            return SystemSpec(
+                name, BASE_SYSTEMS[name], frozenset(), "", name.endswith(RERANK_SUFFIX)
+            )
         base, _, ablation = name.partition("-no-")
         if base in ABLATABLE and ablation in self.config.ablations:
             fields = frozenset(self.config.ablations[ablation])
@@ -267,7 +283,13 @@ class Engine:
         candidates = self.retrieve(cues, filters, system, max(self.config.depth, limit), clock)
         if candidates is None:
             return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
-        results = self.rank(candidates, limit, self.config, clock)
+        if candidates.spec.rerank:
+            top = self.config.rerank_candidates
+            fused = self.rank(candidates, max(limit, top), self.config, clock)
+            results = self.rerank(candidates, fused, top)[:limit]
+            clock.lap("rerank")
+        else:
+            results = self.rank(candidates, limit, self.config, clock)
         reason = "" if results else "no candidate had enough evidence"
         model = self.config.abstention
         if results and model is not None:
@@ -277,6 +299,48 @@ class Engine:
                 reason = f"abstained: no good match (P(good match) {p:.3f} < {model.threshold:.3f})"
                 results = []
         return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
+
+    # -- reranking -------------------------------------------------------------------------
+    def reranker(self) -> Reranker | None:
+        """The verified cross-encoder: build_dir/reranker, else config.reranker_dir; None when
+        neither has one (loaded once; a broken one is refused, naming the file)."""
+        from mambomeme.rerank.model import MANIFEST_NAME, RERANKER_DIR, open_reranker
+
+        with self._lock:
+            if not self._reranker_loaded:
+                folder = self.build_dir / RERANKER_DIR
+                if not (folder / MANIFEST_NAME).exists() and self.config.reranker_dir is not None:
+                    folder = self.config.reranker_dir
+                self._reranker = open_reranker(folder, self.config.query_threads)
+                self._reranker_loaded = True
+            return self._reranker
+
+    def rerank(self, candidates: Candidates, results: Sequence[Result], top: int) -> list[Result]:
+        """The first `top` results re-ordered by the cross-encoder's score of (main cue, item
+        text): exact matches first when search.exact_first, then by score, ties by the fused
+        rank; the rest keep their fused order below them. Without a reranker the fused order is
+        kept. Each re-ordered result gets a `rerank` route hit."""
+        from mambomeme.rerank.text import item_text
+
+        model = self.reranker()
+        if model is None or not results:
+            return list(results)
+        main = min(candidates.texts)
+        rest = list(results[top:])
+        results = results[:top]
+        chosen = [self.items[r.item_id] for r in results]
+        scores = model.score(candidates.texts[main], [item_text(item) for item in chosen])
+        cue_words = [words(text) for text in candidates.texts.values()]
+        exact = [
+            self.config.exact_first and any(is_exact(w, item) for w in cue_words) for item in chosen
+        ]
+        order = sorted(range(len(results)), key=lambda i: (not exact[i], -scores[i], i))
+        out = []
+        for position, i in enumerate(order, start=1):
+            hit = RouteHit(main, "rerank", position, float(scores[i]))
+            hits = tuple(sorted((*results[i].hits, hit), key=lambda h: (h.cue, h.route)))
+            out.append(dataclasses.replace(results[i], rank=position, hits=hits))
+        return out + rest
 
     def request_evidence(
         self, candidates: Candidates, results: Sequence[Result]
