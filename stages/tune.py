@@ -3,8 +3,11 @@
 Objective: the quality part of MMTS-Search-v1, 0.55 Q + 0.15 E + 0.10 C + 0.10 S (latency and
 reliability are properties of the machine, not of the parameters), of the `hybrid` system on the
 dev partition. Q alone would reward never returning an empty list; C keeps the evidence
-threshold honest. Each query's candidates are retrieved once at the largest depth on the grid
-and re-ranked for every grid point (route lists do not depend on weights, k or thresholds).
+threshold honest. A point whose answerable Hit@10 is below `tuning.min_hit10` loses 1.0, so
+any point above the floor beats every point below it (the evidence thresholds and the
+abstention model may not buy CorrectEmpty with answerable queries). Each query's candidates
+are retrieved once at the largest depth on the grid and re-ranked for every grid point (route
+lists do not depend on weights, k or thresholds).
 The protocol check (dev only) runs before the benchmark's queries or qrels are read.
 """
 
@@ -49,6 +52,8 @@ def main() -> None:
         key = (tuple(query.all_cues), Filters(**query.filter_dict))
         cache[key] = engine.retrieve(query.all_cues, Filters(**query.filter_dict), system, depth)
 
+    floor = float(settings.get("min_hit10", 0.0))
+
     def evaluate(
         config: dict[str, Any], withheld: frozenset[tuple[str, ...]] = frozenset()
     ) -> float:
@@ -70,7 +75,15 @@ def main() -> None:
         objective = (
             0.55 * parts.Q + 0.15 * (parts.E or 0.0) + 0.10 * parts.C + 0.10 * (parts.S or 0.0)
         )
-        print(f"  objective={objective:.4f} Q={parts.Q:.4f} C={parts.C:.3f} {config}", flush=True)
+        hit10 = parts.hit10 or 0.0
+        below = hit10 < floor
+        if below:  # feasible points first; among infeasible ones the objective still orders
+            objective -= 1.0
+        print(
+            f"  objective={objective:.4f} Q={parts.Q:.4f} C={parts.C:.3f} Hit@10={hit10:.3f}"
+            f"{' (below the Hit@10 floor)' if below else ''} {config}",
+            flush=True,
+        )
         return objective
 
     by_qid = {q.qid: tuple(q.all_cues) for q in benchmark.queries}
