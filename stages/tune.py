@@ -67,9 +67,10 @@ def main() -> None:
                 results = ()
             return SearchResponse("tune", system, tuple(cues), results)
 
-        parts = aggregate(
-            OutcomeTable.of(evaluate_run(benchmark, run_benchmark(benchmark, search, system)))
-        )
+        # items: each shown item's own safety class for the ones safety.tsv does not label
+        # (without it an unlabelled item counts as unsafe, and S rewards shorter lists)
+        found = run_benchmark(benchmark, search, system, items=engine.items)
+        parts = aggregate(OutcomeTable.of(evaluate_run(benchmark, found)))
         if parts.Q is None:
             raise TuningError(f"{bench_dir}: no answerable query in any primary slice")
         objective = (
