@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, SearchResponse
 from mambomeme.serving import absolute_preview, default_system, serving_target
 
@@ -105,7 +106,7 @@ def emit_paths(paths: list[str], null: bool) -> None:
 
 
 def split_cues(query: str, extra: list[str]) -> list[str]:
-    return [c for c in (part.strip() for part in query.split("|")) if c] + list(extra)
+    return [*parse_cues(query), *extra]
 
 
 def run_search(args: argparse.Namespace) -> int:

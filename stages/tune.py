@@ -26,7 +26,12 @@ from mambomeme.errors import TuningError  # noqa: E402
 from mambomeme.evaluation.abstain_training import examples, train_abstention  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.runner import run_benchmark  # noqa: E402
-from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run  # noqa: E402
+from mambomeme.evaluation.score import (  # noqa: E402
+    WEIGHTS,
+    OutcomeTable,
+    aggregate,
+    evaluate_run,
+)
 from mambomeme.evaluation.tuning import add_to_selection, search_params, tune  # noqa: E402
 from mambomeme.release.protocol import check_tuning_allowed, read_benchmark_meta  # noqa: E402
 from mambomeme.search.engine import Engine, EngineConfig  # noqa: E402
@@ -73,9 +78,8 @@ def main() -> None:
         parts = aggregate(OutcomeTable.of(evaluate_run(benchmark, found)))
         if parts.Q is None:
             raise TuningError(f"{bench_dir}: no answerable query in any primary slice")
-        objective = (
-            0.55 * parts.Q + 0.15 * (parts.E or 0.0) + 0.10 * parts.C + 0.10 * (parts.S or 0.0)
-        )
+        quality = {"Q": parts.Q, "E": parts.E or 0.0, "C": parts.C, "S": parts.S or 0.0}
+        objective = sum(WEIGHTS[name] * value for name, value in quality.items())
         hit10 = parts.hit10 or 0.0
         below = hit10 < floor
         if below:  # feasible points first; among infeasible ones the objective still orders

@@ -11,9 +11,10 @@ import pytest
 from PIL import Image
 from urwid.util import LayeredAttr
 
+from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, MatchedField, Result, RouteHit, SearchResponse
 from mambomeme.tui import keys, widgets
-from mambomeme.tui.app import Controller, TuiOptions, no_match_text, parse_cues
+from mambomeme.tui.app import Controller, TuiOptions, no_match_text
 from mambomeme.tui.feedback import FeedbackLog, Versions
 from mambomeme.tui.widgets import PreviewPane, ResultsList, StatusBar, StatusInfo
 

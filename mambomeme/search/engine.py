@@ -119,31 +119,6 @@ class EngineConfig:
             ),
         )
 
-    def override(self, values: Mapping[str, float]) -> EngineConfig:
-        """A copy with dotted keys replaced: rrf_k, depth, group_cap, min_cosine,
-        min_lexical_coverage, route_weights.<route> (the axes tuning searches)."""
-        weights = dict(self.route_weights)
-        evidence = {
-            "min_cosine": self.evidence.min_cosine,
-            "min_lexical_coverage": self.evidence.min_lexical_coverage,
-            "min_typo_coverage": self.evidence.min_typo_coverage,
-        }
-        top: dict[str, Any] = {}
-        for key, value in values.items():
-            if key.startswith("route_weights.") and key[14:] in ROUTES:
-                weights[key[14:]] = float(value)
-            elif key in evidence:
-                evidence[key] = float(value)
-            elif key in ("rrf_k",):
-                top[key] = float(value)
-            elif key in ("depth", "group_cap"):
-                top[key] = int(value)
-            else:
-                raise MamboMemeError(f"unknown tuning key {key!r}")
-        return dataclasses.replace(
-            self, route_weights=weights, evidence=EvidenceRule(**evidence), **top
-        )
-
 
 def lexical_candidates(
     index: LexicalIndex,

@@ -37,6 +37,7 @@ import urwid
 
 from mambomeme.corpus.schema import KINDS, Item
 from mambomeme.errors import MamboMemeError
+from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.tui import clipboard, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
@@ -82,11 +83,6 @@ class TuiOptions:
                 f"--viewer: the image viewer command is blank ({self.viewer!r}); give a program "
                 "such as xdg-open (or set MAMBOMEME_VIEWER)"
             )
-
-
-def parse_cues(text: str) -> tuple[str, ...]:
-    """Alternate cues are separated by '|'; blank cues are ignored."""
-    return tuple(c.strip() for c in text.split("|") if c.strip())
 
 
 def no_match_text(cues: Sequence[str], filters: Filters, semantic: str) -> str:
