@@ -45,8 +45,16 @@ DOCUMENT_FIELDS = (
 
 def document(item: Item, without: frozenset[str] = frozenset()) -> str:
     """The text the dense route embeds for `item`, leaving out the fields in `without`."""
+    return labelled_text(item, DOCUMENT_FIELDS, without)
+
+
+def labelled_text(
+    item: Item, fields: Sequence[tuple[str, str]], without: frozenset[str] = frozenset()
+) -> str:
+    """`label: value` lines of the item's non-empty `fields` ((label, field) pairs, in order),
+    leaving out the fields in `without` (the dense document, the reranker's item text)."""
     lines = []
-    for label, name in DOCUMENT_FIELDS:
+    for label, name in fields:
         if name in without:
             continue
         value = item.field_text(name).strip()

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
-from mambomeme.errors import IndexError_, MamboMemeError
+from mambomeme.errors import ArtifactIntegrityError, IndexError_, MamboMemeError
 from mambomeme.index.dense import MODEL_ID, MODEL_PACKAGE, model_dir, weights_sha256
 
 QUERY_ENCODER_DIR = "query-encoder"
@@ -170,25 +170,18 @@ class OnnxQueryEncoder:
         weights_sha256 when given) and open it; `threads` = ONNX Runtime intra-op threads
         (None or 0: its default, one per core). `manifest` replaces folder/manifest.json (the
         export probes its files before it writes the manifest)."""
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.folder = Path(folder)
         self.manifest = dict(manifest) if manifest is not None else read_manifest(self.folder)
         _check_weights(self.folder, self.manifest, weights)
-        graph = _verified_bytes(self.folder / ONNX_NAME, self.manifest["onnx_sha256"])
-        tokenizer = _verified_bytes(self.folder / TOKENIZER_NAME, self.manifest["tokenizer_sha256"])
+        graph = verified_bytes(self.folder / ONNX_NAME, self.manifest["onnx_sha256"])
+        tokenizer = verified_bytes(self.folder / TOKENIZER_NAME, self.manifest["tokenizer_sha256"])
         self._max_seq_length = int(max_seq_length or self.manifest["max_seq_length"])
         self._tokenizer = Tokenizer.from_str(tokenizer.decode("utf-8"))
         self._tokenizer.enable_truncation(self._max_seq_length)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = int(threads)
-            options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            graph, options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(graph, threads)
         self._output = str(self.manifest["output"])
 
     def encode(
@@ -245,16 +238,30 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-def _verified_bytes(path: Path, expected_sha256: str) -> bytes:
+def verified_bytes(path: Path, expected_sha256: object, what: str = "query encoder") -> bytes:
     """The file's bytes, read once and refused when absent or when their sha256 is not the
-    manifest's."""
+    manifest's (beside it); `what` names the model in the error (the reranker uses it too)."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise IndexError_(f"{path}: query encoder file missing") from None
+    except OSError:
+        raise ArtifactIntegrityError(str(path), f"{what} file missing") from None
     if hashlib.sha256(data).hexdigest() != expected_sha256:
-        raise IndexError_(f"{path}: checksum does not match {path.parent / MANIFEST_NAME}")
+        raise ArtifactIntegrityError(
+            str(path), f"checksum does not match {path.parent / MANIFEST_NAME}"
+        )
     return data
+
+
+def cpu_session(graph: bytes, threads: int | None) -> Any:
+    """An ONNX Runtime CPU session of `graph`; `threads` = intra-op threads (None or 0: one
+    per core)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = int(threads)
+        options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
 def export_query_encoder(folder: Path, max_seq_length: int | None = None) -> dict[str, Any]:

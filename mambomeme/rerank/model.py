@@ -13,7 +13,6 @@ malformed or whose files do not match it. Only onnxruntime and tokenizers are im
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mambomeme.errors import ArtifactIntegrityError
+from mambomeme.index.query_encoder import cpu_session, verified_bytes
 
 RERANKER_DIR = "reranker"
 ONNX_NAME = "model.onnx"
@@ -61,21 +61,6 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return data
 
 
-def verified_bytes(folder: Path, name: str, manifest: Mapping[str, Any]) -> bytes:
-    """A file's bytes, refused when absent or when its sha256 is not the manifest's."""
-    path = Path(folder) / name
-    expected = manifest["files"].get(name)
-    try:
-        data = path.read_bytes()
-    except OSError:
-        raise ArtifactIntegrityError(str(path), "reranker file missing") from None
-    if hashlib.sha256(data).hexdigest() != expected:
-        raise ArtifactIntegrityError(
-            str(path), f"checksum does not match {Path(folder) / MANIFEST_NAME}"
-        )
-    return data
-
-
 class Reranker:
     """Scores (query, text) pairs with the verified ONNX graph: one logit per text, higher is
     more relevant. Tokenised as in training: tokenizer.json, longest-first truncation to the
@@ -84,24 +69,20 @@ class Reranker:
     def __init__(
         self, folder: Path, threads: int | None = 1, manifest: Mapping[str, Any] | None = None
     ) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.folder = Path(folder)
         self.manifest = dict(manifest) if manifest is not None else read_manifest(self.folder)
-        graph = verified_bytes(self.folder, ONNX_NAME, self.manifest)
-        tokenizer = verified_bytes(self.folder, TOKENIZER_NAME, self.manifest)
+        files = self.manifest["files"]
+        graph = verified_bytes(self.folder / ONNX_NAME, files.get(ONNX_NAME), "reranker")
+        tokenizer = verified_bytes(
+            self.folder / TOKENIZER_NAME, files.get(TOKENIZER_NAME), "reranker"
+        )
         self.max_length = int(self.manifest["hyper_parameters"]["max_length"])
         self._tokenizer = pair_tokenizer(
             Tokenizer.from_str(tokenizer.decode("utf-8")), self.max_length
         )
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = int(threads)
-            options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            graph, options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(graph, threads)
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """float32 logits, one per text, in input order (one ONNX Runtime batch)."""

@@ -4,12 +4,13 @@ dense document (index/dense.py) so the cross-encoder sees which field says what.
 Title, template, caption (OCR text), the item's meaning and visual description, then the
 template knowledge (meaning, visual). `without` leaves fields out: the knowledge-derived
 training pairs drop the field a query was taken from, so a query is never a substring of its
-positive (rerank/data.py). Pure Python: serving imports it without torch.
+positive (rerank/data.py). No torch: index/dense.py loads the model lazily.
 """
 
 from __future__ import annotations
 
 from mambomeme.corpus.schema import Item
+from mambomeme.index.dense import labelled_text
 
 TEXT_VERSION = "rerank-text-1"
 # (label, field), in the order the cross-encoder reads them (truncation cuts from the end).
@@ -28,11 +29,4 @@ TEXT_FIELDS = (
 
 def item_text(item: Item, without: frozenset[str] = frozenset()) -> str:
     """`label: value` lines of the item's non-empty TEXT_FIELDS, leaving out `without`."""
-    lines = []
-    for label, name in TEXT_FIELDS:
-        if name in without:
-            continue
-        value = item.field_text(name).strip()
-        if value:
-            lines.append(f"{label}: {value}")
-    return "\n".join(lines)
+    return labelled_text(item, TEXT_FIELDS, without)
