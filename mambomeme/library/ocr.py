@@ -20,13 +20,13 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 from PIL import Image
 
+from mambomeme.corpus.sources.folder import run_tesseract
 from mambomeme.errors import OcrError
 
 ENGINES = ("rapidocr", "tesseract", "none")
@@ -80,6 +80,15 @@ def _joined(text: str) -> str:
     return " ".join(text.split())
 
 
+def _open(path: Path, mode: str) -> Image.Image:
+    """The image converted to `mode` ("RGB", "L"); OcrError naming the file when unreadable."""
+    try:
+        with Image.open(path) as opened:
+            return opened.convert(mode)
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise OcrError(f"OCR cannot read {path.name}: {exc}") from None
+
+
 class RapidOcr:
     """RapidOCR (ONNX Runtime) with spaces restored from ink gaps (module docstring)."""
 
@@ -93,11 +102,7 @@ class RapidOcr:
         self._engine = RapidOCR(**settings)
 
     def read(self, path: Path) -> str:
-        try:
-            with Image.open(path) as opened:
-                rgb = opened.convert("RGB")
-        except (OSError, ValueError, SyntaxError) as exc:
-            raise OcrError(f"OCR cannot read {path.name}: {exc}") from None
+        rgb = _open(path, "RGB")
         array = np.asarray(rgb)
         try:
             lines, _ = self._engine(array[:, :, ::-1], return_word_box=True)  # it wants BGR
@@ -153,11 +158,7 @@ class Tesseract:
         self._language = language
 
     def read(self, path: Path) -> str:
-        try:
-            with Image.open(path) as opened:
-                grey = opened.convert("L")
-        except (OSError, ValueError, SyntaxError) as exc:
-            raise OcrError(f"OCR cannot read {path.name}: {exc}") from None
+        grey = _open(path, "L")
         array = np.asarray(grey)
         mask = Image.fromarray(np.where(array > WHITE, 0, 255).astype(np.uint8))
         text = self._run(mask, path)
@@ -166,20 +167,8 @@ class Tesseract:
     def _run(self, image: Image.Image, path: Path) -> str:
         buffer = io.BytesIO()
         image.save(buffer, "PNG")
-        try:
-            done = subprocess.run(
-                [self._binary, "stdin", "stdout", "--psm", "6", "-l", self._language],
-                input=buffer.getvalue(),
-                capture_output=True,
-                timeout=120,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise OcrError(f"tesseract timed out on {path.name}") from None
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise OcrError(f"tesseract failed on {path.name}: {message[-1] if message else ''}")
-        return _joined(done.stdout.decode("utf-8", "replace"))
+        argv = [self._binary, "stdin", "stdout", "--psm", "6", "-l", self._language]
+        return run_tesseract(argv, buffer.getvalue(), path.name, OcrError)
 
 
 _NOT_WORD = re.compile(r"[^0-9a-z]+")

@@ -33,7 +33,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from PIL import Image, UnidentifiedImageError
 
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.sources.base import RawRecord
-from mambomeme.errors import IngestError
+from mambomeme.errors import IngestError, MamboMemeError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp")
 SIDECAR_SUFFIXES = (".json", ".yaml", ".yml")
@@ -213,20 +213,27 @@ def ocr_image(path: Path, language: str = "eng") -> str:
         raise IngestError(
             "folder source: OCR needs the tesseract binary (apt-get install tesseract-ocr)"
         )
+    return run_tesseract(
+        [binary, str(path), "stdout", "-l", language], None, path.name, IngestError
+    )
+
+
+def run_tesseract(
+    argv: Sequence[str], stdin: bytes | None, name: str, error: type[MamboMemeError]
+) -> str:
+    """Run a tesseract command line (`stdin`: the image bytes when argv reads "stdin"); its
+    text with lines joined by single spaces. A timeout or a failure raises `error` naming the
+    image `name` (the folder source and the library's OCR share this)."""
     try:
         done = subprocess.run(
-            [binary, str(path), "stdout", "-l", language],
-            capture_output=True,
-            timeout=120,
-            check=False,
+            list(argv), input=stdin, capture_output=True, timeout=120, check=False
         )
     except subprocess.TimeoutExpired:
-        raise IngestError(f"OCR timed out on {path.name}") from None
+        raise error(f"tesseract timed out on {name}") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise IngestError(f"OCR failed: {message[-1] if message else done.returncode}")
-    text = done.stdout.decode("utf-8", "replace")
-    return " ".join(text.split())
+        raise error(f"tesseract failed on {name}: {message[-1] if message else done.returncode}")
+    return " ".join(done.stdout.decode("utf-8", "replace").split())
 
 
 def phash_groups(hashes: list[str], distance: int) -> list[str]:
