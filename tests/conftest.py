@@ -29,22 +29,14 @@ def params() -> dict[str, Any]:
 def fixture_build(tmp_path_factory: pytest.TempPathFactory, params: dict[str, Any]) -> Path:
     """build/ for the fixture corpus: items, previews, lexical index and its term lists, full
     dense index, the ONNX query encoder."""
-    from mambomeme.corpus.ingest import ingest
-    from mambomeme.index.build import build_dense_indexes, build_lexical_index
+    from lexical_support import build_fixture_lexical
+
+    from mambomeme.index.build import build_dense_indexes
     from mambomeme.index.query_encoder import QUERY_ENCODER_DIR, export_query_encoder
     from mambomeme.index.term_lists import TERM_LISTS_DIR, build_term_lists
 
     build = tmp_path_factory.mktemp("fixture-build")
-    manifest = build / "corpus-fixture.json"
-    ingest(
-        "fixture",
-        {"source": "fixture", "path": str(ROOT / "fixture")},
-        build,
-        manifest,
-        strict=True,
-        knowledge_dir=ROOT / "knowledge",
-    )
-    build_lexical_index(build, manifest, params["lexical"]["weights"])
+    manifest = build_fixture_lexical(build, params["lexical"]["weights"])
     build_term_lists(build / "lexical.sqlite", build / TERM_LISTS_DIR, progress=False)
     build_dense_indexes(build, manifest, 64, "cpu", {"ocr_text": ["ocr_text"]})
     export_query_encoder(build / QUERY_ENCODER_DIR)  # params dense.query_encoder: onnx

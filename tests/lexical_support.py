@@ -33,3 +33,22 @@ def fixture_cues() -> list[list[str]]:
 
 def pairs(hits: list[Any]) -> list[tuple[int, float]]:
     return [(h.row, h.score) for h in hits]
+
+
+def build_fixture_lexical(build: Path, weights: Any) -> Path:
+    """Ingest the fixture corpus into `build` and build its lexical index (no model needed);
+    returns the corpus manifest (build/corpus-fixture.json)."""
+    from mambomeme.corpus.ingest import ingest
+    from mambomeme.index.build import build_lexical_index
+
+    manifest = build / "corpus-fixture.json"
+    ingest(
+        "fixture",
+        {"source": "fixture", "path": str(ROOT / "fixture")},
+        build,
+        manifest,
+        strict=True,
+        knowledge_dir=ROOT / "knowledge",
+    )
+    build_lexical_index(build, manifest, weights)
+    return manifest

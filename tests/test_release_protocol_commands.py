@@ -29,21 +29,12 @@ PARAMS = ROOT / "params.yaml"
 
 @pytest.fixture(scope="module")
 def lexical_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from lexical_support import build_fixture_lexical
+
     from mambomeme.config import load_params
-    from mambomeme.corpus.ingest import ingest
-    from mambomeme.index.build import build_lexical_index
 
     build = tmp_path_factory.mktemp("fixture-lexical-build")
-    manifest = build / "corpus-fixture.json"
-    ingest(
-        "fixture",
-        {"source": "fixture", "path": str(ROOT / "fixture")},
-        build,
-        manifest,
-        strict=True,
-        knowledge_dir=ROOT / "knowledge",
-    )
-    build_lexical_index(build, manifest, load_params(PARAMS)["lexical"]["weights"])
+    build_fixture_lexical(build, load_params(PARAMS)["lexical"]["weights"])
     return build
 
 
