@@ -21,8 +21,8 @@ $(BIN)/mambomeme: pyproject.toml constraints.txt
 
 setup: $(BIN)/mambomeme  ## create the virtual environment (torch pinned by constraints.txt)
 
-demo: setup  ## set up, run the main job (dvc repro on the fixture corpus), say where results are
-	$(BIN)/dvc repro
+demo: setup  ## set up, run the main job (the fixture corpus's pipeline), say where results are
+	$(BIN)/dvc repro score@fixture
 	@echo
 	@echo "Built:     build/fixture/ (items, lexical.sqlite, term-lists/, dense/, query-encoder/) and manifests/corpus-fixture.json"
 	@echo "Scorecard: reports/scorecard.md (and reports/scorecard.json)"
@@ -36,17 +36,14 @@ check: setup  ## lint and type-check
 	$(BIN)/ruff check mambomeme stages tests
 	$(BIN)/mypy
 
-repro: setup  ## dvc repro on another corpus (outputs kept apart): make repro CORPUS=memes-10k
-	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
-	$(BIN)/dvc repro
+repro: setup  ## one corpus's pipeline (its own lock entries and outputs): make repro CORPUS=memes-10k
+	$(BIN)/dvc repro score@$(CORPUS)
 
-pool: setup  ## dvc repro up to the pool stage (blind annotator folders): make pool CORPUS=memes-10k
-	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
-	$(BIN)/dvc repro pool
+pool: setup  ## a corpus's pipeline up to the pool stage (blind annotator folders): make pool CORPUS=memes-10k
+	$(BIN)/dvc repro pool@$(CORPUS)
 
 adjudicate: setup  ## agreement, queue for a third annotator, verify or freeze the judgement set
-	$(BIN)/python -m mambomeme.corpus_switch $(CORPUS)
-	$(BIN)/dvc repro adjudicate
+	$(BIN)/dvc repro adjudicate@$(CORPUS)
 
 clean:  ## remove build outputs (not the venv)
 	rm -rf build runs

@@ -12,8 +12,14 @@ from mambomeme.errors import MamboMemeError
 DEFAULT_PARAMS = Path("params.yaml")
 
 
-def load_params(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    """Read params.yaml; a missing or non-mapping file is a clear error."""
+def load_params(path: Path = DEFAULT_PARAMS, corpus: str | None = None) -> dict[str, Any]:
+    """Read params.yaml as the pipeline of `corpus` (default base.corpus) sees it.
+
+    Each entry of `corpora` is one DVC pipeline (dvc.yaml `foreach`). The per-corpus values
+    every stage reads are set here from `corpora.<corpus>` and never written in the file:
+    base.corpus, base.reports (its `reports`), evaluation.benchmark_name (its `benchmark`) and
+    evaluation.benchmark (benchmarks/<that name>). A missing or non-mapping file, or an unknown
+    corpus, is a clear error."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -21,7 +27,33 @@ def load_params(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
     params = yaml.safe_load(text)
     if not isinstance(params, dict):
         raise MamboMemeError(f"params file {path} is not a mapping")
-    return params
+    if "corpora" not in params:
+        return params
+    return corpus_view(params, corpus)
+
+
+def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """A copy of `params` set up for corpus `name` (see load_params)."""
+    corpus, config = corpus_config(params, name)
+    for key in ("reports", "benchmark"):
+        if key not in config:
+            raise MamboMemeError(f"params corpora.{corpus} has no {key!r}")
+    source = config.get("path", config.get("root"))
+    if "input" in config and Path(str(config["input"])) != Path(str(source)):
+        raise MamboMemeError(
+            f"params corpora.{corpus}.input is {config['input']!r} but its source reads "
+            f"{source!r}: DVC would watch the wrong path"
+        )
+    view = dict(params)
+    view["base"] = dict(params.get("base") or {}, corpus=corpus, reports=str(config["reports"]))
+    name = str(config["benchmark"])
+    view["evaluation"] = dict(
+        params.get("evaluation") or {}, benchmark=f"benchmarks/{name}", benchmark_name=name
+    )
+    rerank = config.get("rerank")  # a corpus's own reranker settings over the defaults
+    if rerank is not None:
+        view["rerank"] = dict(params.get("rerank") or {}, **rerank)
+    return view
 
 
 def corpus_config(params: dict[str, Any], name: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -43,35 +75,6 @@ def corpus_config(params: dict[str, Any], name: str | None = None) -> tuple[str,
 def build_dir(params: dict[str, Any], name: str | None = None) -> Path:
     corpus, _ = corpus_config(params, name)
     return Path("build") / corpus
-
-
-def check_corpus_path(params: dict[str, Any]) -> None:
-    """base.corpus_path (the DVC dependency) must be the selected corpus's own source path."""
-    corpus, config = corpus_config(params)
-    pairs = [
-        (
-            "base.corpus_path",
-            params["base"].get("corpus_path"),
-            config.get("path", config.get("root")),
-        ),
-        ("base.reports", params["base"].get("reports"), config.get("reports")),
-        (
-            "evaluation.benchmark",
-            params.get("evaluation", {}).get("benchmark"),
-            config.get("eval_benchmark"),
-        ),
-        (
-            "evaluation.benchmark_name",
-            params.get("evaluation", {}).get("benchmark_name"),
-            Path(str(config["eval_benchmark"])).name if "eval_benchmark" in config else None,
-        ),
-    ]
-    for key, declared, own in pairs:
-        if own is not None and Path(str(declared)) != Path(str(own)):
-            raise MamboMemeError(
-                f"params {key} is {declared!r} but corpus {corpus!r} needs {own!r}; "
-                f"switch corpora with `make repro CORPUS={corpus}`"
-            )
 
 
 def evaluation_systems(params: dict[str, Any]) -> list[str]:

@@ -19,16 +19,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import build_dir, load_params, scored_benchmark_dir  # noqa: E402
+from mambomeme.config import build_dir, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import BenchmarkError  # noqa: E402
 from mambomeme.evaluation.annotate_commands import adjudicate_run  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
 
 def main() -> None:
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     benchmark = Path(params["evaluation"]["benchmark"])
     name = str(params["evaluation"]["benchmark_name"])
     if benchmark.name != name:

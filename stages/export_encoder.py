@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import add_corpus_argument, run  # noqa: E402
 
 from mambomeme.config import build_dir, load_params  # noqa: E402
 from mambomeme.index.query_encoder import QUERY_ENCODER_DIR, export_query_encoder  # noqa: E402
@@ -22,8 +22,9 @@ from mambomeme.index.query_encoder import QUERY_ENCODER_DIR, export_query_encode
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, help="build directory (default build/<corpus>)")
+    add_corpus_argument(parser)
     args = parser.parse_args()
-    folder = (args.build or build_dir(load_params())) / QUERY_ENCODER_DIR
+    folder = (args.build or build_dir(load_params(corpus=args.corpus))) / QUERY_ENCODER_DIR
     start = time.perf_counter()
     manifest = export_query_encoder(folder)
     probe = manifest["probe"]

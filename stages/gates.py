@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import load_params  # noqa: E402
 from mambomeme.corpus.manifest import write_json_atomic  # noqa: E402
 
 TESTS = {
@@ -44,7 +43,7 @@ def passes(files: list[str]) -> bool:
 
 
 def main() -> None:
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     corpus = str(params["base"]["corpus"])
     reports = Path(params["base"]["reports"])
     gates: dict[str, object] = {name: passes(files) for name, files in TESTS.items()}

@@ -8,15 +8,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import corpus_config, load_params  # noqa: E402
+from mambomeme.config import corpus_config  # noqa: E402
 from mambomeme.index.build import build_dense_indexes  # noqa: E402
 
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     corpus, config = corpus_config(params)
     dense = {**params["dense"], **config.get("dense", {})}  # per-corpus overrides
     ablations = params["search"]["ablations"] if dense.get("ablation_indexes", True) else {}

@@ -6,14 +6,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import corpus_config, load_params  # noqa: E402
+from mambomeme.config import corpus_config  # noqa: E402
 from mambomeme.index.build import build_lexical_index  # noqa: E402
 
 
 def main() -> None:
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     corpus, _ = corpus_config(params)
     info = build_lexical_index(
         Path("build") / corpus,

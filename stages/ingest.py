@@ -7,16 +7,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import check_corpus_path, corpus_config, load_params  # noqa: E402
+from mambomeme.config import corpus_config  # noqa: E402
 from mambomeme.corpus.ingest import ingest  # noqa: E402
 from mambomeme.moderation.apply import model_reclassifier  # noqa: E402
 
 
 def main() -> None:
-    params = load_params()
-    check_corpus_path(params)
+    params = stage_params(__doc__.splitlines()[0])
     corpus, config = corpus_config(params)
     # strict by default and always in CI; a corpus may opt out (memes-full has one named
     # reject, listed in its manifest)

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import build_dir, load_params, scored_benchmark_dir  # noqa: E402
+from mambomeme.config import build_dir, scored_benchmark_dir  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
 from mambomeme.search.shipped import shipped  # noqa: E402
@@ -21,7 +21,7 @@ from mambomeme.search.shipped import shipped  # noqa: E402
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     benchmark = load_benchmark(scored_benchmark_dir(params))
     build = build_dir(params)
     ship = shipped(params, build, Path(params["base"]["reports"]))

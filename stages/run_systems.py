@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import (  # noqa: E402
     build_dir,
     evaluation_systems,
-    load_params,
     scored_benchmark_dir,
 )
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
@@ -26,7 +25,7 @@ from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # n
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     benchmark = load_benchmark(scored_benchmark_dir(params))  # the adjudicated judgement set
     build = build_dir(params)
     manifest = find_corpus_manifest(build, None)

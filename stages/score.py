@@ -10,15 +10,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import evaluation_systems, load_params, scored_benchmark_dir  # noqa: E402
+from mambomeme.config import evaluation_systems, scored_benchmark_dir  # noqa: E402
 from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
 from mambomeme.evaluation.repro import write_repro  # noqa: E402
 
 
 def main() -> None:
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     evaluation = params["evaluation"]
     bench_dir = scored_benchmark_dir(params)  # queries + the adjudicated judgement set
     corpus = str(params["base"]["corpus"])

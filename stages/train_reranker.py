@@ -1,9 +1,13 @@
 """DVC stage train_reranker: the cross-encoder reranker fine-tuned on dev judgements.
 
-Reads the items of build/<rerank.corpus> (the judged pairs name them), the dev-v1 judgement
-set and the template knowledge (params `rerank`), writes rerank.out (model.onnx,
-tokenizer.json, manifest.json). `--build DIR` reads another build's items (read by path);
-`--out DIR` writes elsewhere.
+    python stages/train_reranker.py --corpus NAME
+
+Reads the items of build/NAME (the judged pairs name them), the judgement set and the template
+knowledge named by params `rerank` (with the corpus's own `corpora.NAME.rerank` entries over
+them) and writes build/NAME/reranker (model.onnx, tokenizer.json, manifest.json), where the
+engine's `+rerank` systems find it. The fixture trains a tiny model from its own judgements;
+memes-10k trains on dev-v1 with dev-v2's families held out. `--build DIR` reads another build's
+items; `--out DIR` writes elsewhere.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import add_corpus_argument, run  # noqa: E402
 
-from mambomeme.config import build_dir, load_params  # noqa: E402
-from mambomeme.rerank.data import build_training_set  # noqa: E402
+from mambomeme.config import build_dir, corpus_config, load_params  # noqa: E402
+from mambomeme.evaluation.benchmark import read_queries  # noqa: E402
+from mambomeme.rerank.data import build_training_set, own_families, sample  # noqa: E402
+from mambomeme.rerank.model import RERANKER_DIR  # noqa: E402
 from mambomeme.rerank.train import HyperParameters, train_reranker  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
@@ -24,15 +30,27 @@ from mambomeme.search.items import ItemTable  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, help="build with the items (default build/<corpus>)")
-    parser.add_argument("--out", type=Path, help="model folder (default params rerank.out)")
+    parser.add_argument("--out", type=Path, help="model folder (default <build>/reranker)")
+    add_corpus_argument(parser)
     args = parser.parse_args()
-    params = load_params()
+    params = load_params(corpus=args.corpus)
+    _, config = corpus_config(params)
     rerank = params["rerank"]
-    items = ItemTable(args.build or build_dir(params, str(rerank["corpus"])))
-    found = build_training_set(items, rerank)
+    build = args.build or build_dir(params)
+    items = ItemTable(build)
+    extra: set[str] = set()
+    if config["source"] == "fixture":  # the fixture's families are its own, not in families.csv
+        queries = read_queries(Path(rerank["benchmark"]) / "queries.jsonl")
+        extra = own_families(items.values(), queries)
+    found = build_training_set(items, rerank, extra)
+    if rerank.get("sample"):  # a seeded subset (the fixture's tiny model)
+        size = rerank["sample"]
+        found = sample(
+            found, int(size["train_pairs"]), int(size["validation_queries"]), int(rerank["seed"])
+        )
     pairs = found.data["pairs"]
     print(f"train_reranker: {len(found.train)} train / {len(found.validation)} validation {pairs}")
-    out = args.out or Path(rerank["out"])
+    out = args.out or build / RERANKER_DIR
     manifest = train_reranker(
         found.train, found.validation, HyperParameters.from_params(rerank), out, found.data
     )

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import run  # noqa: E402
+from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import corpus_config, load_params, scored_benchmark_dir  # noqa: E402
+from mambomeme.config import corpus_config, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import TuningError  # noqa: E402
 from mambomeme.evaluation.abstain_training import examples, train_abstention  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
@@ -40,7 +40,7 @@ from mambomeme.search.results import Filters, SearchResponse  # noqa: E402
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    params = load_params()
+    params = stage_params(__doc__.splitlines()[0])
     corpus, _ = corpus_config(params)
     settings = params["tuning"]
     bench_dir = scored_benchmark_dir(params)  # queries + the adjudicated judgement set

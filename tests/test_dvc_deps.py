@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -70,15 +71,38 @@ def _stage_script(cmd: str) -> Path | None:
     return None
 
 
-def test_every_stage_depends_on_its_import_closure() -> None:
+def _stages() -> dict[str, dict[str, Any]]:
+    """dvc.yaml's stages; a `foreach` stage (one per corpus) by its `do` body."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    return {name: stage.get("do", stage) for name, stage in stages.items()}
+
+
+def test_every_stage_depends_on_its_import_closure() -> None:
     missing: dict[str, list[str]] = {}
-    for name, stage in stages.items():
-        script = _stage_script(stage["cmd"])
+    for name, stage in _stages().items():
+        script = _stage_script(str(stage["cmd"]))
         if script is None:
             continue
-        deps = [ROOT / str(d) for d in stage.get("deps", []) if "${" not in str(d)]
+        deps = [ROOT / str(d) for d in list(stage.get("deps") or []) if "${" not in str(d)]
         for path in sorted(closure(script)):
             if not any(path == d or d in path.parents for d in deps):
                 missing.setdefault(name, []).append(str(path.relative_to(ROOT)))
     assert not missing, missing
+
+
+def test_every_corpus_is_a_pipeline_of_its_own() -> None:
+    """Per-corpus stages iterate over params `corpora` and name their outputs by the corpus, so
+    the fixture, memes-10k and memes-full pipelines and their locks live side by side."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    shared = {name for name, stage in stages.items() if "foreach" not in stage}
+    assert shared == {"safety_model"}, shared  # trained once from the frozen labels
+    for name, stage in stages.items():
+        if name in shared:
+            continue
+        assert stage["foreach"] == "${corpora}", name
+        body = stage["do"]
+        assert "--corpus ${key}" in body["cmd"] or "build/${key}" in body["cmd"], name
+        assert "corpora.${key}" in body["params"], name
+        for out in body["outs"]:
+            path = next(iter(out)) if isinstance(out, dict) else out
+            assert "${key}" in path or "${item." in path, (name, path)

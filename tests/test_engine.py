@@ -201,3 +201,22 @@ def test_exact_identity_matches_rank_first(engine: Any) -> None:
     results = engine.search(["you can't see me"], limit=10, system="hybrid").results
     quoted = [is_exact(words("you can't see me"), engine.items[r.item_id]) for r in results]
     assert quoted and quoted[0] and quoted == sorted(quoted, reverse=True), quoted
+
+
+def test_exact_tiers_rank_the_named_template_then_quoted_captions(engine: Any) -> None:
+    """Among exact matches: a template the cue names (title or alias) first, then memes whose
+    caption the cue quotes in full, then other exact matches, fused order within a tier."""
+    from mambomeme.search.exact import exact_tier, is_exact, words
+
+    items = engine.items
+    assert exact_tier([words("john cena")], items["fx:tpl-john-cena"]) == 0
+    assert exact_tier([words("are you sure about that")], items["fx:john-cena-04"]) == 1
+    assert exact_tier([words("just one more episode")], items["fx:john-cena-05"]) == 2
+    cue = words("are you sure about that")
+    results = engine.search(["are you sure about that"], limit=10, system="bm25").results
+    tiers = [
+        exact_tier([cue], items[r.item_id]) if is_exact(cue, items[r.item_id]) else 3
+        for r in results
+    ]
+    assert results[0].item_id == "fx:tpl-john-cena"  # the alias names the template
+    assert 1 in tiers and tiers == sorted(tiers), tiers

@@ -99,6 +99,8 @@ CORRUPTIONS: list[tuple[str, Corruption]] = [
     ("term-lists/rows.npy", truncate),
 ]
 IDS = [f"{rel}-{corrupt.__name__}" for rel, corrupt in CORRUPTIONS]
+
+
 @pytest.fixture
 def build(tmp_path: Path, fixture_build: Path) -> Path:
     """A writable copy of the session's fixture build (the 87 MB query encoder left out)."""

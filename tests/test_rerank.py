@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import random
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,9 @@ from mambomeme.rerank.data import (
     check_families,
     judgement_pairs,
     knowledge_pairs,
+    own_families,
     pairs_sha256,
+    sample,
     split_by_family,
 )
 
@@ -58,7 +59,7 @@ def _fixture_rerank(tmp: Path, **extra: Any) -> dict[str, Any]:
 
 def _fixture_families(items: Any) -> set[str]:
     queries = read_queries(ROOT / "benchmarks" / "fixture" / "queries.jsonl")
-    return {q.family for q in queries} | {item_family(i.template_group) for i in items.values()}
+    return own_families(items.values(), queries)
 
 
 @pytest.fixture(scope="module")
@@ -141,13 +142,7 @@ def tiny(
     tmp = tmp_path_factory.mktemp("reranker")
     rerank = _fixture_rerank(tmp)
     full = build_training_set(fixture_items, rerank, _fixture_families(fixture_items))
-    rng = random.Random(5)  # a small seeded sample keeps CPU time to about a minute
-    held = set(rng.sample(sorted({p.qid for p in full.validation if p.source == "judgement"}), 4))
-    found = dataclasses.replace(
-        full,
-        train=sorted(rng.sample(full.train, 96)),
-        validation=[p for p in full.validation if p.qid in held],
-    )
+    found = sample(full, 96, 4, int(rerank["seed"]))  # a seeded sample: about a CPU minute
     manifest = train_reranker(
         found.train,
         found.validation,

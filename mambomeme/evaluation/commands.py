@@ -46,6 +46,7 @@ from mambomeme.release.protocol import (
     expose,
 )
 
+RERANKED = "hybrid+rerank"  # the reranked system whose acceptance the scorecard reports
 # Untimed searches before the timed pass, so the first query does not pay for loading the model.
 DEFAULT_WARMUPS = 10
 
@@ -268,6 +269,7 @@ def score_runs(
     if holdout is not None:
         check_holdout_runs(holdout, {label: run.meta for label, run in runs.items()})
     card = build_scorecard(benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples)
+    card["rerank_acceptance"] = rerank_acceptance(benchmark, runs, gates_input, seed, resamples)
     card["agreement"] = judgement_agreement(
         benchmark_dir, benchmark.info.name, benchmark.info.judgement_set
     )
@@ -282,6 +284,33 @@ def score_runs(
         }
     write_scorecard(card, out_dir)
     return card
+
+
+def rerank_acceptance(
+    benchmark: Benchmark,
+    runs: dict[str, Run],
+    gates_input: Path | None,
+    seed: int,
+    resamples: int,
+) -> dict[str, Any] | None:
+    """The seed's acceptance rule for `hybrid+rerank` against each non-reranked baseline scored
+    beside it (hybrid, bm25); None when there is no reranked run or no baseline."""
+    systems = {run.system for run in runs.values()}
+    baselines = [b for b in ("hybrid", "bm25") if b in systems]
+    if RERANKED not in systems or not baselines:
+        return None
+    from mambomeme.rerank.acceptance import compare
+
+    wanted = {k: r for k, r in runs.items() if r.system in (RERANKED, *baselines)}
+    return compare(
+        benchmark,
+        wanted,
+        RERANKED,
+        baselines,
+        gates_input=gates_input,
+        seed=seed,
+        resamples=resamples,
+    )
 
 
 def judgement_agreement(

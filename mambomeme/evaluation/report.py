@@ -152,6 +152,7 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     lines += _slices(card)
     lines += _differences(card)
     lines += _acceptance(card)
+    lines += _rerank_acceptance(card)
     lines += _diagnostics(card)
     return "\n".join(lines) + "\n"
 
@@ -230,6 +231,51 @@ def _acceptance(card: Mapping[str, Any]) -> list[str]:
             "default; the rows above are the experiment's record.",
         ]
     return lines
+
+
+def _rerank_acceptance(card: Mapping[str, Any]) -> list[str]:
+    """The seed's rule for hybrid+rerank against each baseline (issue 20; docs/reranker.md)."""
+    a = card.get("rerank_acceptance")
+    if a is None:
+        return []
+    rows = a["systems"]
+
+    def value(system: str, metric: str) -> float | None:
+        found = (
+            rows[system]["Q"]
+            if metric == "Q"
+            else rows[system]["slice_ndcg"].get(metric.removeprefix("ndcg_"))
+        )
+        return None if found is None else float(found)
+
+    lines = ["", "## Reranker acceptance (hybrid+rerank, the seed's rule)", ""]
+    lines += [
+        "Accepted only if it wins against every baseline: +0.03 Q or +0.05 concept nDCG@10 "
+        "with the paired family-bootstrap 95% interval above zero, no hard-gate regression, "
+        "no entity or quote loss > 0.02.",
+        "",
+        "| baseline | wins | Q diff [95%] | concept diff [95%] | entity diff [95%] "
+        "| quote diff [95%] |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    candidate = next(s for s in rows if s not in a["decisions"])
+    for baseline, d in a["decisions"].items():
+        cells = []
+        for metric in ("Q", "ndcg_concept", "ndcg_entity", "ndcg_quote"):
+            new, old = value(candidate, metric), value(baseline, metric)
+            point = None if new is None or old is None else new - old
+            interval = d["differences"].get(metric)
+            cells.append(f"{_f(point)} {_ci(interval)}" if interval else _f(point))
+        wins = "yes" if d["wins"] else "no"
+        lines.append(f"| {baseline} | {wins} | " + " | ".join(cells) + " |")
+    accepted = all(d["wins"] for d in a["decisions"].values())
+    verdict = (
+        "accept hybrid+rerank** (it may be served: params rerank.enabled)"
+        if accepted
+        else "reject hybrid+rerank** (left off by default, rerank.enabled false; the rows are "
+        "the negative result's record)"
+    )
+    return lines + ["", f"**Decision: {verdict}.", ""]
 
 
 def _diagnostics(card: Mapping[str, Any]) -> list[str]:

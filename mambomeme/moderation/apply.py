@@ -28,9 +28,7 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
     model = load_model(Path(folder))
     rules = classifier_from_config(dict(config))
     labels_path = (params.get("ingest", {}).get("safety") or {}).get("labels")
-    known = (
-        {r.item_id: r.safety for r in read_labels_tsv(Path(labels_path))} if labels_path else {}
-    )
+    known = {r.item_id: r.safety for r in read_labels_tsv(Path(labels_path))} if labels_path else {}
     dense = params["dense"]
 
     def reclassify(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:

@@ -246,6 +246,25 @@ class TrainingSet:
     data: dict[str, Any]  # versions and checksums of every input, counts (the manifest's)
 
 
+def sample(found: TrainingSet, train_pairs: int, validation_queries: int, seed: int) -> TrainingSet:
+    """A seeded sample: `train_pairs` training pairs and the pairs of `validation_queries`
+    judgement queries for validation (params rerank.sample; the fixture's tiny model trains in
+    about a minute of CPU this way)."""
+    rng = random.Random(seed)
+    judged = sorted({p.qid for p in found.validation if p.source == "judgement"})
+    held = set(rng.sample(judged, min(validation_queries, len(judged))))
+    train = sorted(rng.sample(found.train, min(train_pairs, len(found.train))))
+    validation = [p for p in found.validation if p.qid in held]
+    data = dict(found.data, sample={"train_pairs": len(train), "validation_queries": len(held)})
+    return TrainingSet(train, validation, data)
+
+
+def own_families(items: Iterable[Item], queries: Iterable[Query]) -> set[str]:
+    """The families of a corpus that families.csv does not list (the fixture's own): its
+    queries' families and its items' template families."""
+    return {q.family for q in queries} | {item_family(i.template_group) for i in items}
+
+
 def build_training_set(
     items: Mapping[str, Item], rerank: Mapping[str, Any], extra_families: Iterable[str] = ()
 ) -> TrainingSet:

@@ -38,7 +38,7 @@ from mambomeme.index.verified import ensure_verified
 from mambomeme.search.abstention import AbstentionModel, RequestEvidence, features
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
-from mambomeme.search.exact import CHECKED_PER_LIST, is_exact, words
+from mambomeme.search.exact import CHECKED_PER_LIST, exact_tier, is_exact, words
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
 from mambomeme.search.items import ItemTable
 from mambomeme.search.present import matched_fields
@@ -88,7 +88,7 @@ class EngineConfig:
     abstention: AbstentionModel | None = None  # search.abstention (a frozen selection's)
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
     rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
-    reranker_dir: Path | None = None  # rerank.out, used when the build has no reranker/
+    reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -111,7 +111,9 @@ class EngineConfig:
             query_encoder=query_encoder_kind(params),
             exact_first=bool(search.get("exact_first", False)),
             rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
-            reranker_dir=Path(params["rerank"]["out"]) if params.get("rerank") else None,
+            reranker_dir=(
+                Path(params["rerank"]["out"]) if params.get("rerank", {}).get("out") else None
+            ),
             abstention=(
                 AbstentionModel.from_mapping(search["abstention"])
                 if search.get("abstention")
@@ -292,9 +294,9 @@ class Engine:
 
     def rerank(self, candidates: Candidates, results: Sequence[Result], top: int) -> list[Result]:
         """The first `top` results re-ordered by the cross-encoder's score of (main cue, item
-        text): exact matches first when search.exact_first, then by score, ties by the fused
-        rank; the rest keep their fused order below them. Without a reranker the fused order is
-        kept. Each re-ordered result gets a `rerank` route hit."""
+        text): exact matches first when search.exact_first (by exact tier), then by score, ties
+        by the fused rank; the rest keep their fused order below them. Without a reranker the
+        fused order is kept. Each re-ordered result gets a `rerank` route hit."""
         from mambomeme.rerank.text import item_text
 
         model = self.reranker()
@@ -306,10 +308,13 @@ class Engine:
         chosen = [self.items[r.item_id] for r in results]
         scores = model.score(candidates.texts[main], [item_text(item) for item in chosen])
         cue_words = [words(text) for text in candidates.texts.values()]
-        exact = [
-            self.config.exact_first and any(is_exact(w, item) for w in cue_words) for item in chosen
+        tier = [
+            exact_tier(cue_words, item)
+            if self.config.exact_first and any(is_exact(w, item) for w in cue_words)
+            else 3
+            for item in chosen
         ]
-        order = sorted(range(len(results)), key=lambda i: (not exact[i], -scores[i], i))
+        order = sorted(range(len(results)), key=lambda i: (tier[i], -scores[i], i))
         out = []
         for position, i in enumerate(order, start=1):
             hit = RouteHit(main, "rerank", position, float(scores[i]))
@@ -424,9 +429,9 @@ class Engine:
         fused = weighted_rrf([w for w in weighted if w.weight > 0], config.rrf_k)
         order = fused_order(fused, self.items.ids)
         if config.exact_first:
-            exact = self._exact_rows(candidates, lists, fused)
-            if exact:
-                order = [r for r in order if r in exact] + [r for r in order if r not in exact]
+            tier = self._exact_tiers(candidates, lists, fused)
+            if tier:  # exact matches by tier, fused order within one; the rest after them
+                order = sorted(order, key=lambda row: tier.get(row, 3))
         clock.lap("fuse")
         hits_of: dict[int, list[RouteHit]] = {}
         for lst in lists:
@@ -473,10 +478,11 @@ class Engine:
         clock.lap("join")
         return results
 
-    def _exact_rows(
+    def _exact_tiers(
         self, candidates: Candidates, lists: Sequence[RouteList], fused: Mapping[int, float]
-    ) -> set[int]:
-        """Rows a lexical route found whose item the cue names or quotes in full (exact.py)."""
+    ) -> dict[int, int]:
+        """Rows a lexical route found whose item the cue names or quotes in full, with their
+        exact tier (exact.py)."""
         rows = {
             (lst.cue, row)
             for lst in lists
@@ -485,10 +491,12 @@ class Engine:
             if row in fused
         }
         if not rows:
-            return set()
+            return {}
         cue_words = {cue: words(text) for cue, text in candidates.texts.items()}
         self.items.prefetch(sorted({row for _, row in rows}))
-        return {row for cue, row in rows if is_exact(cue_words[cue], self.items.item(row))}
+        exact = {row for cue, row in rows if is_exact(cue_words[cue], self.items.item(row))}
+        cues = list(cue_words.values())
+        return {row: exact_tier(cues, self.items.item(row)) for row in exact}
 
     def _prefetched(self, order: Sequence[int]) -> Iterator[int]:
         """`order`, with each next PREFETCH rows' Items read in one batch before they are used."""

@@ -1,0 +1,50 @@
+"""params.yaml as each corpus pipeline sees it: nothing rewrites the file, the view is derived."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mambomeme.config import load_params
+from mambomeme.errors import MamboMemeError
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
+
+
+def test_each_corpus_gets_its_own_reports_and_benchmark() -> None:
+    fixture = load_params(PARAMS)  # base.corpus
+    assert fixture["base"]["corpus"] == "fixture"
+    assert fixture["base"]["reports"] == "reports"
+    assert fixture["evaluation"]["benchmark"] == "benchmarks/fixture"
+    tenk = load_params(PARAMS, "memes-10k")
+    assert tenk["base"]["corpus"] == "memes-10k"
+    assert tenk["base"]["reports"] == "reports/memes-10k"
+    assert tenk["evaluation"]["benchmark"] == "benchmarks/dev-v2"
+    assert tenk["evaluation"]["benchmark_name"] == "dev-v2"
+    # a corpus's own rerank entries win over the defaults; the rest are kept
+    assert fixture["rerank"]["benchmark"] == "benchmarks/fixture"
+    assert fixture["rerank"]["candidates"] == tenk["rerank"]["candidates"]
+    assert tenk["rerank"]["benchmark"] == "benchmarks/dev-v1"
+
+
+def test_the_file_holds_no_per_corpus_copy() -> None:
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    assert set(raw["base"]) == {"seed", "corpus"}
+    assert "benchmark" not in raw["evaluation"] and "benchmark_name" not in raw["evaluation"]
+    for name, entry in raw["corpora"].items():
+        assert {"input", "benchmark", "reports"} <= set(entry), name
+        assert (ROOT / "benchmarks" / entry["benchmark"] / "queries.jsonl").is_file(), name
+
+
+def test_unknown_corpus_and_wrong_input_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(MamboMemeError, match="'nope' is not defined"):
+        load_params(PARAMS, "nope")
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    raw["corpora"]["fixture"]["input"] = "elsewhere"
+    bad = tmp_path / "params.yaml"
+    bad.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    with pytest.raises(MamboMemeError, match="corpora.fixture.input"):
+        load_params(bad)
