@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
 from mambomeme.config import DEFAULT_PARAMS, load_params  # noqa: E402
-from mambomeme.evaluation.annotate_commands import pool_command  # noqa: E402
+from mambomeme.evaluation.annotation_workflow import pool_benchmark, pool_summary  # noqa: E402
 
 
 def main() -> None:
@@ -36,8 +36,10 @@ def main() -> None:
     parser.add_argument("--judged", type=Path)
     parser.add_argument("--build", type=Path)
     args = parser.parse_args()
-    args.config, args.params = None, DEFAULT_PARAMS
-    pool_command(args)
+    manifest = pool_benchmark(
+        args.benchmark, args.out, params, args.build, None, args.judged, args.judgements
+    )
+    print(pool_summary(args.out, manifest))
 
 
 if __name__ == "__main__":
