@@ -260,7 +260,7 @@ def run_bench(args: argparse.Namespace) -> int:
         seed=seed,
         fake_engine=fake,
     )
-    report = run_benchmark(config)
+    report = run_benchmark(config, lambda line: print(f"bench tui: {line}", file=sys.stderr))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     inside = report["inside"]
