@@ -164,12 +164,9 @@ def _terminal() -> tuple[TextIO, TextIO, list[TextIO]]:
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    import urwid
-
     from mambomeme.serving import default_system, serving_target
-    from mambomeme.tui.app import ENV_TEST_RAISE, Controller, TuiOptions
+    from mambomeme.tui.app import ENV_TEST_RAISE, TuiOptions, run_on_terminal
     from mambomeme.tui.backend import FakeBackend, LazyEngine
-    from mambomeme.tui.terminal import HeldInput
 
     fake = args.fake_engine or os.environ.get(ENV_FAKE) == "1"
     # the repository's build with a params.yaml here, else the user's library (mambomeme add)
@@ -222,23 +219,12 @@ def run_tui(args: argparse.Namespace) -> int:
     )
     tty_in, tty_out, to_close = _terminal()
     try:
-        with HeldInput(tty_in.fileno()) as held:  # keys typed before the first draw are kept
-            screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
-            controller = Controller(
-                backend.search,
-                options,
-                log,
-                item_lookup=backend.item,
-                load_dense=backend.load_dense,
-                open_backend=backend.open,
-                screen=screen,
-            )
-            code = controller.run(type_ahead=held.drain)
+        code, chosen = run_on_terminal(backend, options, log, tty_in, tty_out)
     finally:
         for handle in to_close:
             handle.close()
-    if controller.chosen_path is not None:
-        print(controller.chosen_path)
+    if chosen is not None:
+        print(chosen)
     return code
 
 
