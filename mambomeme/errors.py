@@ -37,6 +37,12 @@ class BenchmarkError(MamboMemeError):
     """A benchmark folder, run file or judgement file is malformed or incompatible."""
 
 
+class AnnotationsPendingError(MamboMemeError):
+    """Adjudication waits for annotators: an annotator file is missing, or disagreement-queue
+    pairs have no third-annotator grade; nothing is frozen or scored (exit 3 from the CLI and the
+    adjudicate stage). The message says which files are wanted and where their exports are."""
+
+
 class VersionMismatchError(BenchmarkError):
     """Two things compared carry different benchmark/corpus/judgement/policy/score versions."""
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import build_dir, scored_benchmark_dir  # noqa: E402
-from mambomeme.errors import BenchmarkError  # noqa: E402
-from mambomeme.evaluation.annotate_commands import adjudicate_run  # noqa: E402
+from mambomeme.errors import AnnotationsPendingError, BenchmarkError  # noqa: E402
+from mambomeme.evaluation.annotation_workflow import adjudicate_run  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
 
@@ -36,20 +36,22 @@ def main() -> None:
             f"params evaluation.benchmark_name is {name!r} but evaluation.benchmark is {benchmark}"
         )
     build = build_dir(params)
-    code, message = adjudicate_run(
-        benchmark,
-        benchmark / "pool.yaml",
-        Path("pools") / name,
-        Path("judgements") / name,
-        Path("judgement-sets") / name,
-        Path("pools") / f"{name}-queue",
-        scored_benchmark_dir(params),
-        ItemTable(build),
-        build,
-    )
-    print(message)
-    if code:
-        sys.exit(code)
+    try:
+        done = adjudicate_run(
+            benchmark,
+            benchmark / "pool.yaml",
+            Path("pools") / name,
+            Path("judgements") / name,
+            Path("judgement-sets") / name,
+            Path("pools") / f"{name}-queue",
+            scored_benchmark_dir(params),
+            ItemTable(build),
+            build,
+        )
+    except AnnotationsPendingError as exc:
+        print(exc)
+        sys.exit(3)  # waiting for annotators (the module docstring; `mambomeme adjudicate` too)
+    print(done.summary())
 
 
 if __name__ == "__main__":

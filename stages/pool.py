@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import add_corpus_argument, run  # noqa: E402
 
 from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params  # noqa: E402
-from mambomeme.evaluation.annotate_commands import pool_command  # noqa: E402
+from mambomeme.evaluation.annotation_workflow import pool_benchmark, pool_summary  # noqa: E402
 
 
 def main() -> None:
@@ -37,12 +37,12 @@ def main() -> None:
     args = parser.parse_args()
     params = load_params(DEFAULT_PARAMS, args.corpus)
     name = str(params["evaluation"]["benchmark_name"])
-    args.benchmark = args.benchmark or Path(params["evaluation"]["benchmark"])
-    args.out = args.out or Path("pools") / name
-    args.judgements = args.judgements or Path("judgements") / name
-    args.build = args.build or build_dir(params)
-    args.config, args.params = None, DEFAULT_PARAMS
-    pool_command(args)
+    benchmark = args.benchmark or Path(params["evaluation"]["benchmark"])
+    out = args.out or Path("pools") / name
+    judgements = args.judgements or Path("judgements") / name
+    build = args.build or build_dir(params)
+    manifest = pool_benchmark(benchmark, out, params, build, None, args.judged, judgements)
+    print(pool_summary(out, manifest))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import build_dir, scored_benchmark_dir  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
-from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
+from mambomeme.evaluation.evaluate import execute_run, find_corpus_manifest  # noqa: E402
 from mambomeme.search.shipped import shipped  # noqa: E402
 
 

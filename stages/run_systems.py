@@ -20,7 +20,7 @@ from mambomeme.config import (  # noqa: E402
     scored_benchmark_dir,
 )
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
-from mambomeme.evaluation.commands import execute_run, find_corpus_manifest  # noqa: E402
+from mambomeme.evaluation.evaluate import execute_run, find_corpus_manifest  # noqa: E402
 
 
 def main() -> None:

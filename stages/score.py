@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import evaluation_systems, scored_benchmark_dir  # noqa: E402
-from mambomeme.evaluation.commands import bootstrap_settings, score_runs  # noqa: E402
+from mambomeme.evaluation.evaluate import bootstrap_settings, score_runs  # noqa: E402
 from mambomeme.evaluation.repro import write_repro  # noqa: E402
 
 

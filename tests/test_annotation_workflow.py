@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mambomeme.errors import BenchmarkError
-from mambomeme.evaluation import annotate_commands as ac
+from mambomeme.errors import AnnotationsPendingError, BenchmarkError
+from mambomeme.evaluation import annotation_workflow as ac
 from mambomeme.evaluation import annotations as sheets
 from mambomeme.evaluation import pooling
 from mambomeme.evaluation.benchmark import load_benchmark
@@ -165,7 +165,7 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
         filled_b, judgements / "annotator-b.csv", sheets.assigned_pairs(out, "annotator-b")
     )
 
-    def adjudicate(pool_dir: Path = out) -> tuple[int, str]:
+    def adjudicate(pool_dir: Path = out) -> ac.Adjudication:
         return ac.adjudicate_run(
             bench,
             bench / "pool.yaml",
@@ -178,8 +178,9 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
             fixture_build,
         )
 
-    code, message = adjudicate()
-    assert code == 3, message
+    with pytest.raises(AnnotationsPendingError) as waiting:
+        adjudicate()
+    message = str(waiting.value)
     assert "queue/annotator-c" in message and "nothing is frozen" in message
     queue = sorted(map(tuple, sheets.assigned_pairs(tmp_path / "queue", "annotator-c")))
     expected = sorted(
@@ -194,9 +195,8 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
         lambda q, i: 2,
         lambda i: "unsafe",
     )
-    code, message = adjudicate()
-    assert code == 0, message
-    assert "frozen (new version)" in message
+    done = adjudicate()
+    assert done.created and "frozen (new version)" in done.summary(), done.summary()
     assert sorted(p.name for p in sets.iterdir()) == ["pooltest-j1"]
     loaded = load_benchmark(scored)
     assert loaded.info.judgement_set == "pooltest-j1"
@@ -222,8 +222,8 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
 
     # rerun: the set is regenerated, found identical, nothing is written
     frozen, scored_before = _snapshot(sets), _snapshot(scored)
-    code, message = adjudicate()
-    assert code == 0 and "verified" in message, message
+    message = adjudicate().summary()
+    assert "verified" in message, message
     assert _snapshot(sets) == frozen and _snapshot(scored) == scored_before
 
     # the pool again, now knowing the judgements: nothing new to ask, the same candidates
@@ -262,8 +262,8 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
     assert sheets.assigned_pairs(tmp_path / "pools" / "grown", "annotator-b") == [
         ("fx-entity-02", "fx:two-buttons-01")
     ]
-    code, message = adjudicate(tmp_path / "pools" / "grown")
-    assert code == 0 and "verified" in message, message
+    message = adjudicate(tmp_path / "pools" / "grown").summary()
+    assert "verified" in message, message
     coverage = json.loads((scored / "judgement-set.json").read_text())["coverage"]
     assert coverage["pool_unjudged"] == 1
     assert coverage["pool_unjudged_sample"] == [["fx-entity-02", "fx:two-buttons-01"]]
@@ -284,8 +284,8 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
     at = lines.index("fx-quote-04,fx:change-my-mind-01,2,safe")
     lines[at] = "fx-quote-04,fx:change-my-mind-01,3,safe"
     b_file.write_text("\n".join(lines) + "\n")
-    code, message = adjudicate()
-    assert code == 0 and "frozen (new version)" in message, message
+    message = adjudicate().summary()
+    assert "frozen (new version)" in message, message
     assert sorted(p.name for p in sets.iterdir()) == ["pooltest-j1", "pooltest-j2"]
     assert {k: v for k, v in _snapshot(sets).items() if k.startswith("pooltest-j1")} == frozen
     rescored = load_benchmark(scored)
@@ -295,8 +295,8 @@ def test_stage_round_trip_queue_third_frozen_set_no_op_and_new_version(
     assert loaded.qrels["fx-quote-04"]["fx:change-my-mind-01"] == 2
     # the first version is still there, untouched, and still verifies
     b_file.write_bytes(good_b)
-    code, message = adjudicate()
-    assert code == 0 and "pooltest-j1: verified" in message, message
+    message = adjudicate().summary()
+    assert "pooltest-j1: verified" in message, message
     assert load_benchmark(scored).info.judgement_set == "pooltest-j1"
 
 
@@ -314,7 +314,7 @@ def test_dev_v1_latest_set_is_reproduced_from_its_annotator_files(
     pool = [pooling.Candidate(q, i, ("bm25@1",)) for q, i in judged[5:]]
     pool.append(pooling.Candidate(judged[0][0], "memegen:not-judged-yet", ("dense@9",)))
     pooling.write_pool(tmp_path / "pool", pool, {"pairs": len(pool)})
-    code, message = ac.adjudicate_run(
+    done = ac.adjudicate_run(
         dev,
         dev / "pool.yaml",
         tmp_path / "pool",
@@ -325,8 +325,7 @@ def test_dev_v1_latest_set_is_reproduced_from_its_annotator_files(
         {},
         tmp_path,
     )
-    assert code == 0, message
-    assert "dev-v1-j2: verified" in message
+    assert not done.created and "dev-v1-j2: verified" in done.summary(), done.summary()
     assert _snapshot(sets) == _snapshot(ROOT / "judgement-sets" / "dev-v1")
     coverage = json.loads((tmp_path / "scored" / "judgement-set.json").read_text())["coverage"]
     assert coverage["judged_outside_pool"] == 5

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mambomeme.evaluation.benchmark import load_benchmark
-from mambomeme.evaluation.commands import embedding_manifest, execute_run, score_runs
+from mambomeme.evaluation.evaluate import embedding_manifest, execute_run, score_runs
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from test_eval_support import GOOD, make_run, response, tiny
 
 from mambomeme import cli
 from mambomeme.evaluation import plots, report
-from mambomeme.evaluation.commands import execute_run
+from mambomeme.evaluation.evaluate import execute_run
 from mambomeme.evaluation.runs import read_run, sidecar, write_run
 from mambomeme.search.results import Filters, SearchResponse
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from mambomeme import cli, cli_search
+from mambomeme import cli
+from mambomeme.cli import search as cli_search
 from mambomeme.corpus.ingest import ingest, validate_all
 from mambomeme.corpus.sources import fixture as fixture_source
 from mambomeme.errors import BenchmarkError, BoundError, MamboMemeError

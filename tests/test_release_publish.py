@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_release_support import fake_search, make_build, write_token
 
+from mambomeme.cli import release as commands
 from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import ReleaseError, ReleaseIntegrityError
-from mambomeme.release import commands
 from mambomeme.release.pointer import (
     current_release,
     open_release,

@@ -17,8 +17,9 @@ import urwid
 from PIL import Image
 
 from mambomeme.cli import main
+from mambomeme.cli import tui as commands
 from mambomeme.search.results import Filters, MatchedField, Result, RouteHit, SearchResponse
-from mambomeme.tui import clipboard, commands, keys
+from mambomeme.tui import clipboard, keys
 from mambomeme.tui.app import PREVIEW_MIN_COLS, Controller, TuiOptions
 from mambomeme.tui.feedback import FeedbackLog, Versions
 

@@ -62,6 +62,14 @@ class SafetyLabel:
     note: str = ""
 
 
+def item_families(items_parquet: Path) -> dict[str, str]:
+    """item id -> family, from a corpus build's items.parquet."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(items_parquet, columns=["id", "template_group"]).to_pydict()
+    return {i: item_family(g) for i, g in zip(table["id"], table["template_group"], strict=True)}
+
+
 def source_of(item_id: str) -> str:
     return item_id.split(":", 1)[0]
 

@@ -14,6 +14,7 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mambomeme.corpus.safety import parse_overrides
 from mambomeme.corpus.schema import Item
@@ -36,6 +37,45 @@ def queue(
     ]
     near.sort(key=lambda it: (abs(probabilities[it.id] - threshold), it.id))
     return near[:limit]
+
+
+def review_near_threshold(
+    build: Path,
+    model_dir: Path,
+    labels_dir: Path,
+    params: Mapping[str, Any],
+    out: Path,
+    band: float,
+    limit: int,
+) -> tuple[list[Item], float]:
+    """Apply the safety model in `model_dir` to the build's items and write the review sheet of
+    up to `limit` items within `band` of its threshold to `out`, leaving out items the label
+    version `labels_dir` holds or an override covers: (the items written, the threshold)."""
+    from mambomeme.corpus.ingest import load_items
+    from mambomeme.corpus.safety import load_classifier
+    from mambomeme.moderation import model as sm
+    from mambomeme.moderation.training import embedder
+
+    safety_model = sm.load_model(model_dir)
+    items = load_items(build)
+    dense = params["dense"]
+    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
+    embed = embedder(
+        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
+    )
+    rules = load_classifier()
+    applied = sm.apply(safety_model, items, rules, embed)
+    labelled = {r.item_id for r in lab.read_labels_tsv(labels_dir / "labels.tsv")}
+    chosen = queue(
+        items,
+        applied.probabilities,
+        safety_model.threshold,
+        band,
+        limit,
+        labelled | set(rules.overrides),
+    )
+    write_queue(out, chosen)
+    return chosen, safety_model.threshold
 
 
 def write_queue(folder: Path, chosen: Sequence[Item]) -> None:

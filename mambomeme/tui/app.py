@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import urwid
 
@@ -41,6 +41,7 @@ from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.tui import clipboard, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
+from mambomeme.tui.terminal import HeldInput
 from mambomeme.tui.widgets import (
     PALETTE,
     FilterDialog,
@@ -53,6 +54,9 @@ from mambomeme.tui.widgets import (
     StatusInfo,
 )
 from mambomeme.tui.worker import Job, Outcome, SearchFn, SearchWorker
+
+if TYPE_CHECKING:
+    from mambomeme.tui.backend import LazyEngine
 
 ItemLookup = Callable[[str], "Item | None"]
 ENV_TEST_RAISE = "MAMBOMEME_TUI_TEST_RAISE"  # test hook: an action whose handler raises
@@ -707,3 +711,23 @@ class Controller:
     def _record_abandon(self) -> None:
         if self.response is not None and not self.chosen:
             self._record("abandon")
+
+
+def run_on_terminal(
+    backend: LazyEngine, options: TuiOptions, log: FeedbackLog, tty_in: TextIO, tty_out: TextIO
+) -> tuple[int, Path | None]:
+    """Run the UI on the terminal `tty_in` / `tty_out`, keeping keys typed before the first
+    draw: (its exit status, the image chosen with --print-choice or None)."""
+    with HeldInput(tty_in.fileno()) as held:
+        screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+        controller = Controller(
+            backend.search,
+            options,
+            log,
+            item_lookup=backend.item,
+            load_dense=backend.load_dense,
+            open_backend=backend.open,
+            screen=screen,
+        )
+        code = controller.run(type_ahead=held.drain)
+    return code, controller.chosen_path

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -21,12 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.errors import MamboMemeError
 
 EVENT_SCHEMA_VERSION = "interaction-v1"
+INTERFACE_VERSION = "mambomeme-tui-1"
 ACTIONS = ("preview", "open", "copy", "choose", "reformulate", "abandon")
 ITEM_ACTIONS = frozenset({"preview", "open", "copy", "choose"})
 RETENTION_DAYS = 30
@@ -63,6 +65,20 @@ class Versions:
     dataset: str
     retriever: str
     interface: str
+
+
+def serving_versions(build: Path, params: Mapping[str, Any] | None, system: str) -> Versions:
+    """Dataset = build name + manifest sha256 prefix; retriever = system + search params hash."""
+    manifest = Path("manifests") / f"corpus-{build.name}.json"
+    dataset = build.name
+    if manifest.is_file():
+        dataset += ":" + hashlib.sha256(manifest.read_bytes()).hexdigest()[:12]
+    retriever = system
+    if params is not None:
+        section = {k: params.get(k) for k in ("search", "lexical", "dense")}
+        digest = hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode())
+        retriever += ":" + digest.hexdigest()[:12]
+    return Versions(dataset=dataset, retriever=retriever, interface=INTERFACE_VERSION)
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,8 @@ def _read_timing(path: Path, seq: int) -> dict[str, Any] | None:
     return None
 
 
-def run_benchmark(config: BenchConfig) -> dict[str, Any]:
+def run_benchmark(config: BenchConfig, progress: Callable[[str], None]) -> dict[str, Any]:
+    """The latency report of `config`; `progress` gets a line every 100 measured searches."""
     texts = load_queries(config.queries)
     rng = random.Random(config.seed)
     warm = schedule(texts, config.warmups, rng)[: config.warmups]
@@ -246,7 +247,7 @@ def run_benchmark(config: BenchConfig) -> dict[str, Any]:
             errors = timeouts = 0
             for n_done, text in enumerate(measured):
                 if n_done and n_done % 100 == 0:
-                    print(f"bench tui: {n_done}/{len(measured)} measured", file=sys.stderr)
+                    progress(f"{n_done}/{len(measured)} measured")
                 seq += 1
                 ok, t_in, t_out, timed_out = _one_search(
                     session, timing, text, seq, config.timeout_s, engine

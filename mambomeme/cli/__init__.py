@@ -1,4 +1,6 @@
-"""The `mambomeme` command. Library errors become messages and exit codes here only."""
+"""The `mambomeme` command: every argparse command lives in this package, one module per command
+group (search, evaluation, annotate, tui, bench, safety, library, release). Library errors become
+messages and exit codes here only; the library itself returns values and raises typed errors."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from collections.abc import Sequence
 from mambomeme.errors import ExposedBenchmarkError, HoldoutNotAllowedError, MamboMemeError
 
 # Exit statuses of a command that raised a library error: 2 in general (a usage or input error);
+# 3 when `adjudicate` waits for annotators (AnnotationsPendingError: nothing frozen or scored);
 # 4 when the release protocol refused to run or score a hidden benchmark (no frozen selection,
 # one from another corpus or dev checksum, or a version already exposed to another selection).
 EXIT_ERROR = 2
+EXIT_WAITING = 3
 EXIT_PROTOCOL_REFUSED = 4
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
@@ -20,23 +24,23 @@ COMMANDS: dict[str, argparse.ArgumentParser] = {}
 # `mambomeme --help`, a bare `mambomeme` and an unknown command build the whole parser.
 # tests/test_cli.py checks this table against what the modules register.
 COMMAND_MODULES: dict[str, str] = {
-    "search": "mambomeme.cli_search",
-    "run": "mambomeme.evaluation.commands",
-    "score": "mambomeme.evaluation.commands",
-    "pool": "mambomeme.evaluation.annotate_commands",
-    "import-annotations": "mambomeme.evaluation.annotate_commands",
-    "adjudicate": "mambomeme.evaluation.annotate_commands",
-    "publish": "mambomeme.release.commands",
-    "rollback": "mambomeme.release.commands",
-    "release": "mambomeme.release.commands",
-    "bench-engine": "mambomeme.bench.commands",
-    "tui": "mambomeme.tui.commands",
-    "bench": "mambomeme.tui.commands",
-    "feedback": "mambomeme.tui.commands",
-    "safety": "mambomeme.moderation.commands",
-    "add": "mambomeme.library.commands",
-    "remove": "mambomeme.library.commands",
-    "status": "mambomeme.library.commands",
+    "search": "mambomeme.cli.search",
+    "run": "mambomeme.cli.evaluation",
+    "score": "mambomeme.cli.evaluation",
+    "pool": "mambomeme.cli.annotate",
+    "import-annotations": "mambomeme.cli.annotate",
+    "adjudicate": "mambomeme.cli.annotate",
+    "publish": "mambomeme.cli.release",
+    "rollback": "mambomeme.cli.release",
+    "release": "mambomeme.cli.release",
+    "bench-engine": "mambomeme.cli.bench",
+    "tui": "mambomeme.cli.tui",
+    "bench": "mambomeme.cli.tui",
+    "feedback": "mambomeme.cli.tui",
+    "safety": "mambomeme.cli.safety",
+    "add": "mambomeme.cli.library",
+    "remove": "mambomeme.cli.library",
+    "status": "mambomeme.cli.library",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULES.values()))
 HELP = ("-h", "--help")
@@ -76,7 +80,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MamboMemeError as exc:
         print(f"mambomeme: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""`mambomeme publish` and `mambomeme rollback`: thin wrappers over release.publish."""
+"""`mambomeme publish`, `rollback` and `release`: thin wrappers over release.publish and pointer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CLI: `mambomeme add DIR...`, `remove DIR...`, `status` -- the user's own library.
+"""`mambomeme add DIR...`, `remove DIR...`, `status`: the user's own library (library/folders.py).
 
 Progress bars and notes go to stderr; what the command did goes to stdout (or JSON with
 --json), so `add` can be scripted. Exit 0, or 2 on an error (cli.main).
@@ -10,10 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mambomeme.errors import LibraryError
-from mambomeme.library.home import Library, LibraryConfig, folder_key, load_config, save_config
+if TYPE_CHECKING:
+    from mambomeme.library.build import BuildResult
 
 
 def add_home_argument(p: argparse.ArgumentParser) -> None:
@@ -56,40 +56,16 @@ def _note(line: str) -> None:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    from mambomeme.library.build import rebuild
-    from mambomeme.library.ocr import open_engine
-    from mambomeme.library.scan import scan_folders
-    from mambomeme.library.state import StateStore
+    from mambomeme.library.folders import add_folders
 
-    library = Library.at(args.home)
-    config = load_config(library)
-    folders = list(config.folders)
-    for folder in args.dirs:
-        if not folder.is_dir():
-            raise LibraryError(f"{folder}: not a folder")
-        if folder_key(folder) not in folders:
-            folders.append(folder_key(folder))
-    if not folders:
-        raise LibraryError(f"the library at {library.home} has no folders: mambomeme add DIR")
-    engine = open_engine(args.ocr)
-    if engine is None:
-        _note(
-            "OCR off (--ocr none): indexing file names and sidecars only"
-            if args.ocr == "none"
-            else "no OCR engine (pip install rapidocr-onnxruntime, or apt-get install "
-            "tesseract-ocr): indexing file names and sidecars only"
-        )
-    save_config(library, LibraryConfig(tuple(folders)))  # a killed run still knows its folders
-    with StateStore(library.state_file) as store:
-        report = scan_folders(store, folders, engine, progress=not args.quiet)
-    built = rebuild(library, note=_note)
-    skipped = {**report.skipped, **dict(built.rejects)}
+    done = add_folders(args.home, args.dirs, args.ocr, not args.quiet, _note)
+    report, built, skipped = done.scan, done.built, done.skipped
     data: dict[str, Any] = {
-        "home": str(library.home),
-        "folders": folders,
+        "home": str(done.library.home),
+        "folders": done.folders,
         "counts": {**report.counts(), "skipped": len(skipped)},
         "ocr": {
-            "engine": engine.name if engine else "none",
+            "engine": done.ocr.name if done.ocr else "none",
             "read": report.ocr_read,
             "failed": report.ocr_failed,
         },
@@ -102,8 +78,8 @@ def run_add(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    counts = data["counts"]
-    print(f"library {library.home} ({len(folders)} folder{'s' * (len(folders) != 1)})")
+    counts, folders = data["counts"], done.folders
+    print(f"library {done.library.home} ({len(folders)} folder{'s' * (len(folders) != 1)})")
     print(", ".join(f"{name} {counts[name]}" for name in counts))
     for label, paths in (("added", report.added), ("updated", report.updated),
                          ("removed", report.removed)):  # fmt: skip
@@ -113,14 +89,14 @@ def run_add(args: argparse.Namespace) -> int:
             print(f"  ... {len(paths) - 10} more {label}")
     for path, reason in sorted(skipped.items()):
         print(f"  skipped {path}: {reason}")
-    if engine is not None:
+    if done.ocr is not None:
         failed = f", {len(report.ocr_failed)} failed" if report.ocr_failed else ""
-        print(f"OCR ({engine.name}): {report.ocr_read} image(s) read{failed}")
+        print(f"OCR ({done.ocr.name}): {report.ocr_read} image(s) read{failed}")
     _print_build(built)
     return 0
 
 
-def _build_json(built: Any) -> dict[str, Any]:
+def _build_json(built: BuildResult) -> dict[str, Any]:
     return {
         "rebuilt": built.rebuilt,
         "items": built.items,
@@ -131,7 +107,7 @@ def _build_json(built: Any) -> dict[str, Any]:
     }
 
 
-def _print_build(built: Any) -> None:
+def _print_build(built: BuildResult) -> None:
     for line in built.notes:
         print(line)
     what = "built" if built.rebuilt else "unchanged"
@@ -142,26 +118,9 @@ def _print_build(built: Any) -> None:
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    from mambomeme.library.build import rebuild
-    from mambomeme.library.state import StateStore
+    from mambomeme.library.folders import remove_folders
 
-    library = Library.at(args.home)
-    config = load_config(library)
-    folders = list(config.folders)
-    dropped: dict[str, int] = {}
-    for folder in args.dirs:
-        key = folder_key(folder)
-        if key not in folders:
-            known = ", ".join(folders) or "none"
-            raise LibraryError(f"{folder}: not in the library (folders: {known})")
-        folders.remove(key)
-        dropped[key] = 0
-    save_config(library, LibraryConfig(tuple(folders)))
-    with StateStore(library.state_file) as store:
-        for key in dropped:
-            dropped[key] = store.drop_folder(key)
-        store.prune_images()
-    built = rebuild(library, note=_note)
+    dropped, built = remove_folders(args.home, args.dirs, _note)
     if args.json:
         print(json.dumps({"removed": dropped, "build": _build_json(built)}, indent=2))
         return 0
@@ -172,44 +131,18 @@ def run_remove(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from mambomeme.library.build import read_record, safety_model_dir
-    from mambomeme.library.ocr import available
-    from mambomeme.library.state import StateStore
+    from mambomeme.library.folders import library_status
 
-    library = Library.at(args.home)
-    config = load_config(library)
-    record = read_record(library) or {}
-    per_folder: dict[str, int] = {}
-    counts: dict[str, int] = {}
-    current = False
-    if library.state_file.exists():
-        with StateStore(library.state_file) as store:
-            counts = store.counts()
-            per_folder = {f: len(store.files(f)) for f in config.folders}
-            current = record.get("state_digest") == store.digest()
-    engines = [name for name, ok in available().items() if ok and name != "none"]
-    data: dict[str, Any] = {
-        "home": str(library.home),
-        "folders": per_folder or {f: 0 for f in config.folders},
-        "state": counts,
-        "build": {
-            "path": str(library.build_dir) if library.exists() else None,
-            "built_at": record.get("built_at"),
-            "counts": record.get("counts", {}),
-            "up_to_date": bool(library.exists() and current),
-            "notes": record.get("notes", []),
-        },
-        "ocr_engines": engines,
-        "safety_model": str(safety_model_dir() or ""),
-    }
+    data = library_status(args.home)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    print(f"library {library.home}")
-    if not config.folders:
+    print(f"library {data['home']}")
+    if not data["folders"]:
         print("no folders yet: mambomeme add DIR")
     for folder, files in data["folders"].items():
         print(f"  {folder}: {files} file(s)")
+    counts = data["state"]
     if counts:
         print(
             f"files {counts['files']} ({counts['skipped']} skipped), images {counts['images']} "
@@ -227,5 +160,6 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"  {line}")
     else:
         print("no index yet")
+    engines = data["ocr_engines"]
     print(f"OCR engines: {', '.join(engines) or 'none (file names and sidecars only)'}")
     return 0

@@ -1,34 +1,29 @@
-"""`mambomeme run` and `mambomeme score`: the evaluation commands (see docs/CONTRACTS.md).
-
-    mambomeme run --benchmark DIR --system NAME --out FILE [--build DIR] [--force]
-    mambomeme score --benchmark DIR --runs FILE... [--out-dir reports] [--gates-input FILE]
-    (both: [--selection FILE] [--dev-benchmark DIR] [--ledger FILE], read for a hidden benchmark)
+"""Run a system over a benchmark into a TREC run file, and score run files into the scorecard:
+what `mambomeme run` / `score` (cli/evaluation.py) and the stages run_systems, run_shipped and
+score call (see docs/CONTRACTS.md).
 
 Both read any benchmark folder in the FORMAT.md layout, so an external (hidden) benchmark is
-scored with the same commands and no code change. The engine is imported inside the handler so
-`mambomeme score` never loads indexes or models.
+scored with the same code and no change. The engine is passed in (or imported by the caller), so
+scoring never loads indexes or models.
 
 A benchmark whose benchmark.json says "partition": "hidden" goes through the release protocol
-(release/protocol.py) first, before its queries are read: a frozen selection (default
+(release/protocol.py) first, before its queries are read (`admit`): a frozen selection (default
 <base.reports>/selection.json) tuned on a dev benchmark of the same corpus whose checksum today
 equals the recorded one, and a version not exposed to another selection (ledger
-releases/exposed.jsonl). `run` records the selection's sha256 in the run's meta (no --system: the
-selection's own system); `score` also needs every run made under that selection and the bm25,
-dense and hybrid baselines, and appends the exposure to the ledger before writing the scorecard.
-A refusal is HoldoutNotAllowedError or ExposedBenchmarkError (exit 4 from the CLI).
+releases/exposed.jsonl). A run records the selection's sha256 in its meta; scoring also needs
+every run made under that selection and the bm25, dense and hybrid baselines, and appends the
+exposure to the ledger before writing the scorecard. A refusal is HoldoutNotAllowedError or
+ExposedBenchmarkError (exit 4 from the CLI).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import BenchmarkError, MamboMemeError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
@@ -36,83 +31,28 @@ from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
 from mambomeme.evaluation.runner import run_benchmark
-from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, sidecar, write_run
+from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
-from mambomeme.release.protocol import (
-    LEDGER_PATH,
-    Holdout,
-    admit_holdout,
-    check_holdout_runs,
-    expose,
-)
+from mambomeme.release.protocol import Holdout, admit_holdout, check_holdout_runs, expose
 
 RERANKED = "hybrid+rerank"  # the reranked system whose acceptance the scorecard reports
 # Untimed searches before the timed pass, so the first query does not pay for loading the model.
 DEFAULT_WARMUPS = 10
 
 
-def register(subparsers: Any) -> None:
-    run = subparsers.add_parser("run", help="run one system over a benchmark into a TREC run file")
-    run.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (FORMAT.md)")
-    run.add_argument(
-        "--system",
-        default=None,
-        help="bm25 | dense | hybrid | hybrid-no-<field> (default: the shipped system)",
-    )
-    run.add_argument("--out", type=Path, required=True, help="run file to write (FILE + sidecars)")
-    run.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
-    run.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
-    run.add_argument(
-        "--corpus-manifest", type=Path, help="default: manifests/corpus-<build name>.json"
-    )
-    run.add_argument("--force", action="store_true", help="overwrite an existing run file")
-    add_protocol_arguments(run)
-    run.set_defaults(handler=run_command)
-
-    score = subparsers.add_parser("score", help="score run files and write the scorecard")
-    score.add_argument("--benchmark", type=Path, required=True, help="benchmark folder (FORMAT.md)")
-    score.add_argument("--runs", type=Path, nargs="+", required=True, help="run files")
-    score.add_argument("--out-dir", type=Path, default=Path("reports"))
-    score.add_argument("--gates-input", type=Path, help="JSON with TUI p95 / release test results")
-    score.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
-    score.add_argument(
-        "--seed", type=int, help="bootstrap seed (default: evaluation.bootstrap.seed)"
-    )
-    score.add_argument(
-        "--resamples", type=int, help="bootstrap resamples (default: params or 1000)"
-    )
-    add_protocol_arguments(score)
-    score.set_defaults(handler=score_command)
-
-
-def add_protocol_arguments(parser: Any) -> None:
-    """The release-protocol options; read only when the benchmark's partition is hidden."""
-    parser.add_argument(
-        "--selection",
-        type=Path,
-        help="hidden benchmark: the frozen selection.json (default: <base.reports>/selection.json)",
-    )
-    parser.add_argument(
-        "--dev-benchmark",
-        type=Path,
-        help="hidden benchmark: the dev benchmark the selection was tuned on "
-        "(default: the selection's benchmark.dir)",
-    )
-    parser.add_argument(
-        "--ledger",
-        type=Path,
-        default=LEDGER_PATH,
-        help=f"hidden benchmark: the exposure ledger (default: {LEDGER_PATH})",
-    )
-
-
-def admit(args: argparse.Namespace, params: Mapping[str, Any]) -> Holdout | None:
-    """The protocol's admission of args.benchmark: None for a dev benchmark."""
-    selection = args.selection
+def admit(
+    benchmark: Path,
+    params: Mapping[str, Any],
+    selection: Path | None,
+    ledger: Path,
+    dev_benchmark: Path | None,
+) -> Holdout | None:
+    """The protocol's admission of `benchmark` (None for a dev benchmark); the selection defaults
+    to <base.reports>/selection.json."""
     if selection is None:
         reports = Path(str(params.get("base", {}).get("reports", "reports")))
         selection = reports / "selection.json"
-    return admit_holdout(args.benchmark, selection, args.ledger, args.dev_benchmark)
+    return admit_holdout(benchmark, selection, ledger, dev_benchmark)
 
 
 def find_corpus_manifest(build: Path, given: Path | None) -> Path:
@@ -202,39 +142,6 @@ def execute_run(
     )
     write_run(out, run, force=force)
     return run
-
-
-def run_command(args: argparse.Namespace) -> int:
-    if args.out.exists() and not args.force:
-        raise BenchmarkError(f"{args.out}: exists; pass --force to overwrite")
-    params = load_params(args.params)
-    holdout = admit(args, params)  # before the queries of a hidden benchmark are read
-    benchmark = load_benchmark(args.benchmark)
-    build = args.build or build_dir(params)
-    manifest = find_corpus_manifest(build, args.corpus_manifest)
-    from mambomeme.search.engine import Engine
-    from mambomeme.search.shipped import from_selection, shipped
-
-    system = args.system
-    if system is None:  # the shipped system with its frozen selection
-        if holdout is not None:  # exactly the selection the protocol admitted
-            ship = from_selection(params, holdout.selection_path)
-        else:
-            ship = shipped(params, build, Path(str(params["base"]["reports"])))
-        params, system = ship.params, ship.system
-        print(f"system {system} (shipped: {ship.source})")
-    engine = Engine.open(build, params)
-    label = "shipped" if args.system is None else None  # the run says what it measured
-    sha = holdout.selection_sha256 if holdout is not None else None
-    run = execute_run(
-        engine, benchmark, system, args.out, build, manifest, params, args.force, label, sha
-    )
-    print(
-        f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
-        f"{sum(len(r) for r in run.rankings.values())} results "
-        f"(+ {sidecar(args.out, '.errors.jsonl').name}, .latency.jsonl, .details.jsonl, .meta.json)"
-    )
-    return 0
 
 
 def bootstrap_settings(
@@ -328,27 +235,3 @@ def judgement_agreement(
     record = read_record(benchmark_dir)
     coverage = record.get("coverage") if record else None
     return {"judgement_set": judgement_set, "file": str(path), "coverage": coverage, **data}
-
-
-def score_command(args: argparse.Namespace) -> int:
-    params = load_params(args.params) if args.params.is_file() else {}
-    seed, resamples = bootstrap_settings(params, args.seed, args.resamples)
-    holdout = admit(args, params)
-    card = score_runs(
-        args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples, holdout
-    )
-    for row in card["systems"]:
-        print(
-            f"{row['system']:<24} MMTS {row['mmts']:6.2f} {row['status']:<4} "
-            f"(raw {row['mmts_raw']:.2f}, Q {row['components']['Q'] or 0:.4f})"
-        )
-    if card["acceptance"] is not None:
-        print(f"decision: {card['acceptance']['decision']}")
-    if holdout is not None:
-        print(
-            f"recorded exposure of {holdout.meta['name']}@{holdout.meta['version']} to selection "
-            f"{holdout.selection_sha256[:12]} in {holdout.ledger_path}",
-            file=sys.stderr,
-        )
-    print(f"wrote {args.out_dir / 'scorecard.md'}", file=sys.stderr)
-    return 0

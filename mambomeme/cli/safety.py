@@ -1,4 +1,4 @@
-"""CLI registration: `mambomeme safety check-labels` (more safety commands join here)."""
+"""`mambomeme safety check-labels|freeze-labels|review|import-review` (moderation/)."""
 
 from __future__ import annotations
 
@@ -51,17 +51,8 @@ def run_check_labels(args: argparse.Namespace) -> int:
     return 0
 
 
-def _families(items_parquet: Path) -> dict[str, str]:
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(items_parquet, columns=["id", "template_group"]).to_pydict()
-    return {
-        i: labels.item_family(g) for i, g in zip(table["id"], table["template_group"], strict=True)
-    }
-
-
 def run_freeze_labels(args: argparse.Namespace) -> int:
-    families = _families(args.items)
+    families = labels.item_families(args.items)
     stats = labels.freeze_round(args.round, args.out, families, args.split_seed, args.base)
     print(
         f"{args.out}: {stats['final_items']} items, {stats['final_unsafe']} unsafe; "
@@ -72,35 +63,20 @@ def run_freeze_labels(args: argparse.Namespace) -> int:
 
 def run_review(args: argparse.Namespace) -> int:
     from mambomeme.config import load_params
-    from mambomeme.corpus.ingest import load_items
-    from mambomeme.corpus.safety import load_classifier
-    from mambomeme.moderation import model as sm
     from mambomeme.moderation import review
-    from mambomeme.moderation.training import embedder
 
-    params = load_params(args.params)
-    safety_model = sm.load_model(args.model)
-    items = load_items(args.build)
-    dense = params["dense"]
-    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    embed = embedder(
-        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-    )
-    rules = load_classifier()
-    applied = sm.apply(safety_model, items, rules, embed)
-    labelled = {r.item_id for r in labels.read_labels_tsv(args.labels / "labels.tsv")}
-    chosen = review.queue(
-        items,
-        applied.probabilities,
-        safety_model.threshold,
+    chosen, threshold = review.review_near_threshold(
+        args.build,
+        args.model,
+        args.labels,
+        load_params(args.params),
+        args.out,
         args.band,
         args.limit,
-        labelled | set(rules.overrides),
     )
-    review.write_queue(args.out, chosen)
     print(
         f"{args.out}: {len(chosen)} item(s) within {args.band} of threshold "
-        f"{safety_model.threshold:.4f}; label them as in docs/safety-labels.md, then "
+        f"{threshold:.4f}; label them as in docs/safety-labels.md, then "
         f"`mambomeme safety import-review FILE --sheet {args.out} ...`"
     )
     return 0
@@ -115,7 +91,7 @@ def run_import_review(args: argparse.Namespace) -> int:
         args.labels,
         args.out,
         args.overrides,
-        _families(args.build / "items.parquet"),
+        labels.item_families(args.build / "items.parquet"),
         args.split_seed,
         f"review {args.sheet.name}",
     )

@@ -1,30 +1,22 @@
-"""`mambomeme pool`, `mambomeme import-annotations`, `mambomeme adjudicate` (docs/annotation.md).
-
-    mambomeme pool --benchmark DIR --out pools/NAME [--config DIR/pool.yaml] [--build DIR]
-                   [--judgements judgements/NAME] [--judged BENCHMARK_DIR]
-    mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --out CSV
-    mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --check
-    mambomeme adjudicate --benchmark DIR --pool pools/NAME --judgements judgements/NAME
-                   --sets-dir judgement-sets/NAME --queue-out pools/NAME-queue
-                   --out reports/.../benchmark [--build DIR]
-
-The DVC stages `pool` and `adjudicate` (stages/pool.py, stages/adjudicate.py) call the same
-functions with paths from params.yaml. `adjudicate` exits 3 (and writes the third annotator's
-blind export to --queue-out) while disagreement-queue pairs have no grade in
-judgements/NAME/annotator-c.csv."""
+"""The annotation workflow (docs/annotation.md): pool a benchmark's candidates into blind
+annotator files, and adjudicate the annotators' files into a frozen judgement set and a scored
+benchmark. `mambomeme pool` / `adjudicate` (cli/annotate.py) and the DVC stages `pool` and
+`adjudicate` (stages/pool.py, stages/adjudicate.py) call these functions. `adjudicate_run` raises
+AnnotationsPendingError (exit 3 from both) after writing the third annotator's blind export while
+disagreement-queue pairs have no grade in judgements/NAME/annotator-c.csv."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.config import build_dir
 from mambomeme.corpus.schema import Item
-from mambomeme.errors import BenchmarkError
+from mambomeme.errors import AnnotationsPendingError, BenchmarkError
 from mambomeme.evaluation import adjudicate as adj
 from mambomeme.evaluation import annotations as sheets
 from mambomeme.evaluation import export, pooling
@@ -32,43 +24,6 @@ from mambomeme.evaluation import judgement_sets as js
 from mambomeme.evaluation.benchmark import Query, load_benchmark
 
 THIRD = "annotator-c"
-
-
-def register(subparsers: Any) -> None:
-    pool = subparsers.add_parser("pool", help="pool candidates and write blind annotator files")
-    pool.add_argument("--benchmark", type=Path, required=True, help="folder with queries.jsonl")
-    pool.add_argument("--config", type=Path, help="pool config (default: BENCHMARK/pool.yaml)")
-    pool.add_argument("--out", type=Path, required=True, help="new pool folder, e.g. pools/dev-v1")
-    pool.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
-    pool.add_argument("--judged", type=Path, help="benchmark whose judged pairs are not re-asked")
-    pool.add_argument(
-        "--judgements", type=Path, help="annotator-*.csv folder: pairs all graded are not re-asked"
-    )
-    pool.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
-    pool.set_defaults(handler=pool_command)
-
-    imp = subparsers.add_parser("import-annotations", help="validate and store an annotator file")
-    imp.add_argument("file", type=Path, help="filled sheet.csv or a Label Studio JSON export")
-    imp.add_argument("--pool", type=Path, required=True, help="pool folder (or a queue folder)")
-    imp.add_argument("--annotator", required=True, help="annotator folder name in the pool")
-    where = imp.add_mutually_exclusive_group(required=True)
-    where.add_argument("--out", type=Path, help="canonical CSV to create (never overwritten)")
-    where.add_argument("--check", action="store_true", help="only validate FILE in place")
-    imp.set_defaults(handler=import_command)
-
-    adjud = subparsers.add_parser("adjudicate", help="agreement, queue, freeze a judgement set")
-    adjud.add_argument("--benchmark", type=Path, required=True)
-    adjud.add_argument("--config", type=Path, help="pool config (default: BENCHMARK/pool.yaml)")
-    adjud.add_argument("--pool", type=Path, required=True)
-    adjud.add_argument("--judgements", type=Path, required=True, help="annotator-*.csv folder")
-    adjud.add_argument(
-        "--sets-dir", type=Path, required=True, help="judgement-set versions, e.g. judgement-sets/B"
-    )
-    adjud.add_argument("--queue-out", type=Path, required=True, help="third annotator's export")
-    adjud.add_argument("--out", type=Path, required=True, help="scored benchmark folder to write")
-    adjud.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
-    adjud.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
-    adjud.set_defaults(handler=adjudicate_command)
 
 
 def preview_path(build: Path, item: Item) -> Path | None:
@@ -80,7 +35,8 @@ def preview_path(build: Path, item: Item) -> Path | None:
     return path if path.is_file() else None
 
 
-def _config_path(benchmark: Path, given: Path | None) -> Path:
+def pool_config_path(benchmark: Path, given: Path | None) -> Path:
+    """The pool config: `given`, else BENCHMARK/pool.yaml."""
     return given if given is not None else benchmark / "pool.yaml"
 
 
@@ -186,12 +142,14 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _open_engine(args: argparse.Namespace, systems: Sequence[str]) -> tuple[Any, Any, Path]:
+def open_search(
+    build: Path, params: Mapping[str, Any], systems: Sequence[str]
+) -> tuple[Any, Callable[[Query, str], list[str]]]:
+    """The engine over `build` and `search(query, system) -> the top 10 item ids` (the dense
+    model loaded first when one of `systems` needs it)."""
     from mambomeme.search.engine import Engine
     from mambomeme.search.results import Filters
 
-    params = load_params(args.params)
-    build = args.build or build_dir(params)
     engine = Engine.open(build, params)
     if any(engine.system(s).routes.count("dense") for s in systems):
         engine.load_dense()
@@ -200,40 +158,44 @@ def _open_engine(args: argparse.Namespace, systems: Sequence[str]) -> tuple[Any,
         found = engine.search(query.all_cues, 10, Filters(**query.filter_dict), system)
         return [r.item_id for r in found.results]
 
-    return engine, search, build
+    return engine, search
 
 
-def pool_command(args: argparse.Namespace) -> int:
-    config_path = _config_path(args.benchmark, args.config)
+def pool_benchmark(
+    benchmark_dir: Path,
+    out: Path,
+    params: dict[str, Any],
+    build: Path | None = None,
+    config_path: Path | None = None,
+    judged: Path | None = None,
+    judgements: Path | None = None,
+) -> dict[str, Any]:
+    """Pool `benchmark_dir` (config default: its pool.yaml) with the engine over `build` (default
+    build/<base.corpus>) into `out`; the pairs that the benchmark `judged` holds or that every
+    annotator's file in `judgements` grades are not asked again. Returns make_pool's manifest."""
+    config_path = pool_config_path(benchmark_dir, config_path)
     config = pooling.load_pool_config(config_path)
-    engine, search, build = _open_engine(args, config.systems)
-    manifest = make_pool(
-        args.benchmark,
+    build = build or build_dir(params)
+    engine, search = open_search(build, params, config.systems)
+    names = [name for name, _ in config.annotators]
+    return make_pool(
+        benchmark_dir,
         config_path,
-        args.out,
+        out,
         search,
         engine.items,
         build,
-        judged_pairs(args.judged)
-        | judged_by_all(args.judgements, [name for name, _ in config.annotators]),
+        judged_pairs(judged) | judged_by_all(judgements, names),
     )
-    print(
-        f"pool {args.out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items; "
+
+
+def pool_summary(out: Path, manifest: Mapping[str, Any]) -> str:
+    """One line on what `pool_benchmark` wrote to `out`."""
+    return (
+        f"pool {out}: {manifest['pairs']} (query, item) pairs, {manifest['items']} items; "
         f"{manifest['already_judged']} already judged, {manifest['to_annotate']} new for "
         f"annotators {', '.join(manifest['annotators'])}"
     )
-    return 0
-
-
-def import_command(args: argparse.Namespace) -> int:
-    expected = sheets.assigned_pairs(args.pool, args.annotator)
-    if args.check:
-        labels = sheets.read_labels(args.file, expected)
-        print(f"{args.file}: {len(labels)} labels, valid")
-        return 0
-    count = sheets.import_labels(args.file, args.out, expected)
-    print(f"{args.out}: {count} labels imported from {args.file}")
-    return 0
 
 
 def _queue_export(
@@ -263,6 +225,33 @@ def _queue_export(
     export.write_exports(folder, THIRD, 0, rows)
 
 
+@dataclass(frozen=True)
+class Adjudication:
+    """What adjudicate_run did: the judgement set `set_dir` (newly frozen when `created`, else
+    verified identical), `pairs` judged by both annotators of which `adjudicated` went to the
+    third, the pool `coverage` and the scored benchmark written to `scored_out`."""
+
+    set_dir: Path
+    created: bool
+    pairs: int
+    adjudicated: int
+    coverage: Mapping[str, Any]
+    scored_out: Path
+    judgement_set: str
+
+    def summary(self) -> str:
+        state = (
+            "frozen (new version)" if self.created else "verified: identical to the existing set"
+        )
+        return (
+            f"judgement set {self.set_dir}: {state}; {self.pairs} pairs, {self.adjudicated} "
+            f"adjudicated; pool {self.coverage['pool_pairs']} pairs, "
+            f"{self.coverage['pool_unjudged']} not yet judged (a new round), "
+            f"{self.coverage['judged_outside_pool']} judged pairs outside the pool; scored "
+            f"benchmark {self.scored_out} ({self.judgement_set})"
+        )
+
+
 def _sample(pairs: set[tuple[str, str]]) -> list[list[str]]:
     return [list(p) for p in sorted(pairs)[:10]]
 
@@ -277,9 +266,11 @@ def adjudicate_run(
     scored_out: Path,
     items: Mapping[str, Item],
     build: Path,
-) -> tuple[int, str]:
-    """(exit code, message): 0 = a judgement set verified or frozen and the scored benchmark
-    written to `scored_out`; 3 = waiting for annotators (nothing frozen, nothing scored).
+) -> Adjudication:
+    """Verify or freeze the judgement set and write the scored benchmark to `scored_out`.
+    Raises AnnotationsPendingError while waiting for annotators (nothing frozen, nothing scored):
+    an annotator file is missing, or disagreement-queue pairs have no third grade (their blind
+    export is written to `queue_out` first).
 
     The annotator files are validated on their own (judgements/<b>/annotator-*.csv), not
     against the current pool: a judged pair that the regenerated pool no longer holds is still
@@ -295,7 +286,7 @@ def adjudicate_run(
     files = annotator_files(judgements, names)
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
-        return 3, (
+        raise AnnotationsPendingError(
             f"waiting for annotator files {', '.join(missing)} (blind exports in "
             f"{', '.join(str(pool_dir / n) for n in names)}/)"
         )
@@ -312,7 +303,7 @@ def adjudicate_run(
     pending = [k for k in queue if k not in third]
     if pending:
         _queue_export(queue_out, pending, queries, config, items, build)
-        return 3, (
+        raise AnnotationsPendingError(
             f"{len(pending)} of {len(queue)} disagreement-queue pairs have no third-annotator "
             f"grade: give {queue_out / THIRD}/ to a third annotator and have them write "
             f"{third_file}; nothing is frozen or scored until then"
@@ -339,30 +330,6 @@ def adjudicate_run(
     record = js.write_scored_benchmark(
         benchmark_dir, set_dir, scored_out, {"inputs": inputs, "coverage": coverage}
     )
-    state = "frozen (new version)" if created else "verified: identical to the existing set"
-    return 0, (
-        f"judgement set {set_dir}: {state}; {len(both)} pairs, {len(queue)} adjudicated; "
-        f"pool {len(pool)} pairs, {coverage['pool_unjudged']} not yet judged (a new round), "
-        f"{coverage['judged_outside_pool']} judged pairs outside the pool; scored benchmark "
-        f"{scored_out} ({record['judgement_set']})"
+    return Adjudication(
+        set_dir, created, len(both), len(queue), coverage, scored_out, record["judgement_set"]
     )
-
-
-def adjudicate_command(args: argparse.Namespace) -> int:
-    from mambomeme.search.items import ItemTable
-
-    params = load_params(args.params)
-    build = args.build or build_dir(params)
-    code, message = adjudicate_run(
-        args.benchmark,
-        _config_path(args.benchmark, args.config),
-        args.pool,
-        args.judgements,
-        args.sets_dir,
-        args.queue_out,
-        args.out,
-        ItemTable(build),
-        build,
-    )
-    print(message)
-    return code

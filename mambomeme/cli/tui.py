@@ -1,9 +1,8 @@
-"""CLI registration: `mambomeme tui`, `bench tui`, `feedback delete|report|export`."""
+"""`mambomeme tui` (the default command), `bench tui`, `feedback delete|report|export`."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
@@ -18,7 +17,6 @@ from mambomeme.tui import feedback
 if TYPE_CHECKING:
     from mambomeme.tui.feedback_report import LineProblem, SliceIndex
 
-INTERFACE_VERSION = "mambomeme-tui-1"
 ENV_FAKE = "MAMBOMEME_TUI_FAKE_ENGINE"
 ENV_VIEWER = "MAMBOMEME_VIEWER"
 ENV_TIMING = "MAMBOMEME_TUI_TIMING"
@@ -142,28 +140,15 @@ def _params(path: Path) -> dict[str, Any]:
     return load_params(path)
 
 
-def resolve_build(args: argparse.Namespace, params: dict[str, Any] | None) -> Path:
-    if args.build is not None:
-        return Path(args.build)
+def resolve_build(build: Path | None, params: dict[str, Any] | None) -> Path:
+    """--build, else the serving build of `params` (the current release when one is published)."""
+    if build is not None:
+        return build
     if params is None:
         raise TuiError("--build: no build directory given and no params file to find one")
     from mambomeme.serving import serving_dir
 
     return serving_dir(params, None)[0]  # the current release when one is published
-
-
-def versions(build: Path, params: dict[str, Any] | None, system: str) -> feedback.Versions:
-    """Dataset = build name + manifest sha256 prefix; retriever = system + search params hash."""
-    manifest = Path("manifests") / f"corpus-{build.name}.json"
-    dataset = build.name
-    if manifest.is_file():
-        dataset += ":" + hashlib.sha256(manifest.read_bytes()).hexdigest()[:12]
-    retriever = system
-    if params is not None:
-        section = {k: params.get(k) for k in ("search", "lexical", "dense")}
-        digest = hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode())
-        retriever += ":" + digest.hexdigest()[:12]
-    return feedback.Versions(dataset=dataset, retriever=retriever, interface=INTERFACE_VERSION)
 
 
 def _terminal() -> tuple[TextIO, TextIO, list[TextIO]]:
@@ -179,18 +164,15 @@ def _terminal() -> tuple[TextIO, TextIO, list[TextIO]]:
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    import urwid
-
     from mambomeme.serving import default_system, serving_target
-    from mambomeme.tui.app import ENV_TEST_RAISE, Controller, TuiOptions
+    from mambomeme.tui.app import ENV_TEST_RAISE, TuiOptions, run_on_terminal
     from mambomeme.tui.backend import FakeBackend, LazyEngine
-    from mambomeme.tui.terminal import HeldInput
 
     fake = args.fake_engine or os.environ.get(ENV_FAKE) == "1"
     # the repository's build with a params.yaml here, else the user's library (mambomeme add)
     target = None if fake else serving_target(args.build, args.params, args.home, args.library)
     params = None if target is None else target.params
-    build = resolve_build(args, params) if target is None else target.build
+    build = resolve_build(args.build, params) if target is None else target.build
     if fake:
         args.system = args.system or "hybrid"
         build.mkdir(parents=True, exist_ok=True)
@@ -210,9 +192,8 @@ def run_tui(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise TuiError(f"--limit: must be at least 1, got {args.limit}")
     enabled = feedback.enabled_from_env() if args.feedback is None else bool(args.feedback)
-    log = feedback.FeedbackLog(
-        args.feedback_file or feedback.default_path(), versions(build, params, args.system), enabled
-    )
+    versions = feedback.serving_versions(build, params, args.system)
+    log = feedback.FeedbackLog(args.feedback_file or feedback.default_path(), versions, enabled)
     log.prune()
     viewer = args.viewer or os.environ.get(ENV_VIEWER) or "xdg-open"
     source = "--viewer" if args.viewer else ENV_VIEWER if os.environ.get(ENV_VIEWER) else "viewer"
@@ -238,23 +219,12 @@ def run_tui(args: argparse.Namespace) -> int:
     )
     tty_in, tty_out, to_close = _terminal()
     try:
-        with HeldInput(tty_in.fileno()) as held:  # keys typed before the first draw are kept
-            screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
-            controller = Controller(
-                backend.search,
-                options,
-                log,
-                item_lookup=backend.item,
-                load_dense=backend.load_dense,
-                open_backend=backend.open,
-                screen=screen,
-            )
-            code = controller.run(type_ahead=held.drain)
+        code, chosen = run_on_terminal(backend, options, log, tty_in, tty_out)
     finally:
         for handle in to_close:
             handle.close()
-    if controller.chosen_path is not None:
-        print(controller.chosen_path)
+    if chosen is not None:
+        print(chosen)
     return code
 
 
@@ -263,7 +233,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
     fake = args.fake_engine
     params = None if fake else _params(args.params)
-    build = resolve_build(args, params)
+    build = resolve_build(args.build, params)
     out = args.out or Path("reports") / f"latency-tui-{build.name}.json"
     seed = int(params["base"]["seed"]) if params is not None else 0
     config = BenchConfig(
@@ -276,7 +246,7 @@ def run_bench(args: argparse.Namespace) -> int:
         seed=seed,
         fake_engine=fake,
     )
-    report = run_benchmark(config)
+    report = run_benchmark(config, lambda line: print(f"bench tui: {line}", file=sys.stderr))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     inside = report["inside"]
@@ -299,19 +269,19 @@ def _print_skipped(path: Path, problems: Sequence[LineProblem]) -> None:
         print(f"{path}:{problem.line}: skipped: {problem.reason}", file=sys.stderr)
 
 
-def _report_slices(args: argparse.Namespace) -> tuple[SliceIndex | None, str]:
+def _report_slices(benchmark: Path | None, params: Path) -> tuple[SliceIndex | None, str]:
     """The benchmark slice index: --benchmark must load; the params default may be absent."""
     import yaml
 
     from mambomeme.tui import feedback_report
 
-    if args.benchmark is not None:
-        return feedback_report.load_slices(args.benchmark), ""
+    if benchmark is not None:
+        return feedback_report.load_slices(benchmark), ""
     try:
-        bench = Path(_params(args.params)["evaluation"]["benchmark"])
+        bench = Path(_params(params)["evaluation"]["benchmark"])
         return feedback_report.load_slices(bench), ""
     except (MamboMemeError, KeyError, TypeError, yaml.YAMLError) as exc:
-        return None, f"none (no readable evaluation.benchmark in {args.params}: {exc})"
+        return None, f"none (no readable evaluation.benchmark in {params}: {exc})"
 
 
 def run_feedback_report(args: argparse.Namespace) -> int:
@@ -327,7 +297,7 @@ def run_feedback_report(args: argparse.Namespace) -> int:
         print(f"mambomeme: feedback report: {exc}", file=sys.stderr)
         return 1
     _print_skipped(path, selection.problems)
-    slices, note = _report_slices(args)
+    slices, note = _report_slices(args.benchmark, args.params)
     report = feedback_report.build_report(selection, now, args.since, slices, note)
     data = report.to_dict()
     if args.json:

@@ -1,0 +1,7 @@
+"""`python -m mambomeme.cli`: the same command as the `mambomeme` console script."""
+
+import sys
+
+from mambomeme.cli import main
+
+sys.exit(main())
