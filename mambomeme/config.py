@@ -17,7 +17,7 @@ def load_params(path: Path = DEFAULT_PARAMS, corpus: str | None = None) -> dict[
 
     Each entry of `corpora` is one DVC pipeline (dvc.yaml `foreach`). The per-corpus values
     every stage reads are set here from `corpora.<corpus>` and never written in the file:
-    base.corpus, base.reports (its `reports`), evaluation.benchmark_name (its `benchmark`) and
+    base.corpus, base.reports (its `reports`), evaluation.benchmark_name (its `dev_benchmark`) and
     evaluation.benchmark (benchmarks/<that name>). A missing or non-mapping file, or an unknown
     corpus, is a clear error."""
     try:
@@ -35,7 +35,7 @@ def load_params(path: Path = DEFAULT_PARAMS, corpus: str | None = None) -> dict[
 def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     """A copy of `params` set up for corpus `name` (see load_params)."""
     corpus, config = corpus_config(params, name)
-    for key in ("reports", "benchmark"):
+    for key in ("reports", "dev_benchmark"):
         if key not in config:
             raise MamboMemeError(f"params corpora.{corpus} has no {key!r}")
     source = config.get("path", config.get("root"))
@@ -46,7 +46,7 @@ def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, An
         )
     view = dict(params)
     view["base"] = dict(params.get("base") or {}, corpus=corpus, reports=str(config["reports"]))
-    name = str(config["benchmark"])
+    name = str(config["dev_benchmark"])
     view["evaluation"] = dict(
         params.get("evaluation") or {}, benchmark=f"benchmarks/{name}", benchmark_name=name
     )

@@ -35,8 +35,8 @@ def test_the_file_holds_no_per_corpus_copy() -> None:
     assert set(raw["base"]) == {"seed", "corpus"}
     assert "benchmark" not in raw["evaluation"] and "benchmark_name" not in raw["evaluation"]
     for name, entry in raw["corpora"].items():
-        assert {"input", "benchmark", "reports"} <= set(entry), name
-        assert (ROOT / "benchmarks" / entry["benchmark"] / "queries.jsonl").is_file(), name
+        assert {"input", "dev_benchmark", "reports"} <= set(entry), name
+        assert (ROOT / "benchmarks" / entry["dev_benchmark"] / "queries.jsonl").is_file(), name
 
 
 def test_unknown_corpus_and_wrong_input_are_refused(tmp_path: Path) -> None:
