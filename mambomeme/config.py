@@ -12,8 +12,11 @@ from mambomeme.errors import MamboMemeError
 DEFAULT_PARAMS = Path("params.yaml")
 
 
-def load_params(path: Path = DEFAULT_PARAMS, corpus: str | None = None) -> dict[str, Any]:
-    """Read params.yaml as the pipeline of `corpus` (default base.corpus) sees it.
+def load_params(
+    path: Path = DEFAULT_PARAMS, corpus: str | None = None, build: Path | None = None
+) -> dict[str, Any]:
+    """Read params.yaml as the pipeline of `corpus` sees it: by default the corpus whose
+    pipeline made `build` (build/<name>), else base.corpus.
 
     Each entry of `corpora` is one DVC pipeline (dvc.yaml `foreach`). The per-corpus values
     every stage reads are set here from `corpora.<corpus>` and never written in the file:
@@ -29,7 +32,18 @@ def load_params(path: Path = DEFAULT_PARAMS, corpus: str | None = None) -> dict[
         raise MamboMemeError(f"params file {path} is not a mapping")
     if "corpora" not in params:
         return params
+    if corpus is None and build is not None:
+        corpus = built_by(params, build)
     return corpus_view(params, corpus)
+
+
+def built_by(params: dict[str, Any], build: Path) -> str | None:
+    """The corpus whose pipeline writes `build` (build/<name>), or None for any other folder
+    (a release, a user's library, a copy elsewhere)."""
+    for name in params.get("corpora", {}):
+        if (Path("build") / name).resolve() == Path(build).resolve():
+            return str(name)
+    return None
 
 
 def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, Any]:

@@ -58,7 +58,11 @@ def serving_target(
     explicit_params = Path(params_path) != DEFAULT_PARAMS
     use_library = library or home is not None
     if build is not None or (not use_library and (explicit_params or params_path.exists())):
-        params = load_params(params_path) if explicit_params or params_path.exists() else None
+        params = (
+            load_params(params_path, build=build)
+            if explicit_params or params_path.exists()
+            else None
+        )
         if params is None:  # a build outside the repository: the shipped defaults
             return Target(
                 Path(build or "."), library_params(), Path(build or ".").name, None, False

@@ -48,3 +48,15 @@ def test_unknown_corpus_and_wrong_input_are_refused(tmp_path: Path) -> None:
     bad.write_text(yaml.safe_dump(raw), encoding="utf-8")
     with pytest.raises(MamboMemeError, match="corpora.fixture.input"):
         load_params(bad)
+
+
+def test_a_pipeline_build_gets_its_own_corpus_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mambomeme search/run --build build/memes-10k` serves memes-10k's frozen selection
+    (reports/memes-10k/selection.json), not the default corpus's."""
+    monkeypatch.chdir(ROOT)
+    assert load_params(PARAMS, build=Path("build/memes-10k"))["base"]["reports"] == (
+        "reports/memes-10k"
+    )
+    assert load_params(PARAMS, build=ROOT / "build" / "fixture")["base"]["corpus"] == "fixture"
+    elsewhere = load_params(PARAMS, build=Path("/tmp/some-release"))
+    assert elsewhere["base"]["corpus"] == "fixture"  # not a pipeline build: base.corpus

@@ -60,7 +60,10 @@ def test_cli_search_serves_the_shipped_system(
 
     reports = tmp_path / "reports"
     _write(reports, {"lexical": 1.0, "typo": 0.5, "dense": 0.0}, None)
-    local = dict(params, base=dict(params["base"], reports=str(reports)))
+    corpora = dict(
+        params["corpora"], fixture=dict(params["corpora"]["fixture"], reports=str(reports))
+    )
+    local = dict(params, corpora=corpora)  # load_params sets base.reports from the corpus
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(local))
     code = main(["search", "john cena", "--build", str(fixture_build), "--params", str(path),

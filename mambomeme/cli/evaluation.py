@@ -88,7 +88,7 @@ def add_protocol_arguments(parser: Any) -> None:
 def run_command(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.force:
         raise BenchmarkError(f"{args.out}: exists; pass --force to overwrite")
-    params = load_params(args.params)
+    params = load_params(args.params, build=args.build)  # that corpus's reports/selection
     # before the queries of a hidden benchmark are read
     holdout = admit(args.benchmark, params, args.selection, args.ledger, args.dev_benchmark)
     benchmark = load_benchmark(args.benchmark)
