@@ -74,7 +74,7 @@ def test_a_new_route_is_fused_with_lexical(fixture_build: Path, params: dict[str
     engine = _engine(fixture_build, params, 0.5)
     assert {"id", "bm25+id"} <= set(engine.systems())
     results = engine.search(["evil kermit"], limit=10, system="bm25+id").results
-    assert results and results[0].item_id.startswith("fx:evil-kermit-")
+    assert results and "evil-kermit" in results[0].item_id  # the template or one of its memes
     k, weights = engine.config.rrf_k, engine.config.route_weights
     for r in results:
         assert ("id" in r.routes) == ("evil-kermit" in r.item_id)
