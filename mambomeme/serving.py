@@ -85,7 +85,7 @@ def default_system(target: Target) -> tuple[dict[str, Any], str, str]:
     """(params, system, where it came from) when the user names no system: the shipped
     selection (search/shipped.py) for a pipeline build, the library's defaults for a library."""
     if target.reports is None:
-        from mambomeme.library.defaults import DEFAULT_SYSTEM
+        from mambomeme.search.systems import DEFAULT_SYSTEM
 
         return target.params, DEFAULT_SYSTEM, "library defaults"
     from mambomeme.search.shipped import shipped

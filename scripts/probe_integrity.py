@@ -59,7 +59,7 @@ def probe(build: Path, rel: str, rng: random.Random, params: dict[str, object]) 
         target.write_bytes(bytes(data))
         try:
             engine = Engine.open(copy, params)
-            engine.load_dense()
+            engine.load("hybrid")
             for query in QUERIES:
                 engine.search(query, system="bm25")
                 engine.search(query, system="hybrid")

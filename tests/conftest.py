@@ -48,7 +48,7 @@ def engine(fixture_build: Path, params: dict[str, Any]) -> Any:
     from mambomeme.search.engine import Engine
 
     eng = Engine.open(fixture_build, params)
-    eng.load_dense()
+    eng.load("hybrid")
     return eng
 
 

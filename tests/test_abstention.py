@@ -63,7 +63,7 @@ def test_engine_abstains_on_no_match_and_answers_the_rest(
     strict = {**model, "threshold": 0.5}
     search = {**params["search"], **WEAK, "abstention": strict}
     engine = Engine.open(fixture_build, {**params, "search": search})
-    engine.load_dense()
+    engine.load(SYSTEM)
     try:
         answer = engine.search(["john cena"], system=SYSTEM)
         assert answer.results, answer.empty_reason

@@ -106,7 +106,7 @@ def test_noisy_jon_sena(engine: Any) -> None:
     assert any(_is_cena(r) for r in results[:3]), [r.item_id for r in results[:5]]
     typo = engine.search(["jon sena"], system="bm25+typo").results
     assert typo and _is_cena(typo[0])
-    fixes = engine.typo.corrections(["jon", "sena"])
+    fixes = engine.routes["typo"].corrector().corrections(["jon", "sena"])
     assert "john" in fixes["jon"] and "cena" in fixes["sena"]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mambomeme.evaluation.benchmark import load_benchmark
-from mambomeme.evaluation.evaluate import embedding_manifest, execute_run, score_runs
+from mambomeme.evaluation.evaluate import execute_run, score_runs
 
 pytestmark = pytest.mark.slow
 
@@ -66,10 +66,10 @@ def test_run_and_score_with_the_real_engine(
     assert hybrid_meta["embedding_manifest_sha256"] is not None
     # a run records the matrix the engine serves for that name (dense-no-X reads dense-no-X)
     dense = fixture_build / "dense"
-    assert embedding_manifest(engine, fixture_build, "bm25") is None
-    assert embedding_manifest(engine, fixture_build, "hybrid") == dense / "dense.json"
+    assert engine.embedding_manifest("bm25") is None
+    assert engine.embedding_manifest("hybrid") == dense / "dense.json"
     for name in ("dense-no-ocr_text", "hybrid-no-ocr_text"):
-        assert embedding_manifest(engine, fixture_build, name) == dense / "dense-no-ocr_text.json"
+        assert engine.embedding_manifest(name) == dense / "dense-no-ocr_text.json"
     card = score_runs(benchmark.path, runs, tmp_path / "reports", None, seed=1, resamples=20)
     rows = {r["system"]: r for r in card["systems"]}
     for system in ("bm25", "hybrid"):

@@ -191,10 +191,8 @@ class FakeEngine:
     def systems(self) -> tuple[str, ...]:
         return ("bm25", "dense", "hybrid")
 
-    def system(self, name: str) -> Any:
-        from mambomeme.search.engine import BASE_SYSTEMS, SystemSpec
-
-        return SystemSpec(name, BASE_SYSTEMS[name], frozenset(), "")
+    def embedding_manifest(self, system: str) -> Path | None:
+        return None
 
     def search(
         self,

@@ -190,7 +190,7 @@ def test_open_refuses_a_corrupt_build(
 ) -> None:
     """A build that was opened (and its content check remembered), then corrupted, is refused
     at the next open naming the file: every artifact kind, flipped bit or truncation."""
-    (build / "query-encoder").symlink_to(fixture_build / "query-encoder")  # for load_dense
+    (build / "query-encoder").symlink_to(fixture_build / "query-encoder")  # for the dense route
     Engine.open(build, params)  # healthy: the full check passes and is remembered
     corrupt(build / rel)
     with pytest.raises(IndexError_, match=f"{Path(rel).name}.*is not served"):

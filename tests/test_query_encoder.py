@@ -149,7 +149,7 @@ def test_unknown_query_encoder_param_is_refused() -> None:
 
 def _engine(build: Path, params: dict[str, Any], kind: str) -> Engine:
     engine = Engine.open(build, {**params, "dense": {**params["dense"], "query_encoder": kind}})
-    engine.load_dense()
+    engine.load("hybrid")
     return engine
 
 
@@ -158,8 +158,8 @@ def test_engine_top_10_is_the_same_with_onnx_and_torch(
 ) -> None:
     onnx = _engine(fixture_build, params, "onnx")
     torch = _engine(fixture_build, params, "torch")
-    assert isinstance(onnx._encoder, OnnxQueryEncoder)
-    assert isinstance(torch._encoder, Encoder)
+    assert isinstance(onnx.routes["dense"].encoder, OnnxQueryEncoder)
+    assert isinstance(torch.routes["dense"].encoder, Encoder)
     for query in ("john cena", "you can't see me", "pretending to be invisible"):
         for system in ("dense", "hybrid"):
             a = [r.item_id for r in onnx.search([query], limit=10, system=system).results]
@@ -181,7 +181,7 @@ def test_a_release_carries_the_query_encoder_and_the_engine_uses_it(
         rel = f"{QUERY_ENCODER_DIR}/{name}"
         assert files[rel]["sha256"] == sha256_file(fixture_build / rel)
     engine = _engine(release.path, params, "onnx")
-    assert engine._encoder.folder == release.path / QUERY_ENCODER_DIR
+    assert engine.routes["dense"].encoder.folder == release.path / QUERY_ENCODER_DIR
     assert engine.search(["john cena"], system="hybrid").results
 
 

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mambomeme.search.shipped import shipped, system_for
+from mambomeme.search.shipped import shipped
+from mambomeme.search.systems import system_for
 
 
 def _write(folder: Path, weights: dict[str, float], abstention: dict[str, Any] | None) -> None:

@@ -130,8 +130,8 @@ def corpus_benchmark(benchmarks_dir: Path, corpus: str) -> Path | None:
 def lexical_route(
     index: LexicalIndex, tokens: list[str], mask: np.ndarray, depth: int
 ) -> list[int]:
-    """The engine's own lexical route (search.engine.lexical_candidates, all fields)."""
-    from mambomeme.search.engine import lexical_candidates
+    """The engine's own lexical route (search.routes.lexical.lexical_candidates, all fields)."""
+    from mambomeme.search.routes.lexical import lexical_candidates
 
     content = fts_query.content_tokens(tokens)
     return [row for row, _ in lexical_candidates(index, tokens, content, None, mask, depth)]
@@ -221,7 +221,7 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
         dense = DenseIndex(DenseFiles.in_dir(build / "dense"), engine.items.ids)
         report["dense"] = _dense(config, dense, vectors, mask, synthetic)
         log("hybrid end to end")
-        engine.load_dense()
+        engine.load("hybrid")
         report["hybrid"] = _hybrid(config, engine, queries, synthetic)
         bandwidth.append(floor.measure_bandwidth())
         best = max(bandwidth, key=lambda b: b.best_gb_s)

@@ -122,9 +122,7 @@ def run_search(args: argparse.Namespace) -> int:
     engine = Engine.open(served, params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
     engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
-    spec = engine.system(system)
-    if "dense" in spec.routes:  # load the model first so the printed time is the search's own
-        engine.load_dense(spec.dense_variant)
+    engine.load(system)  # load any model first so the printed time is the search's own
     response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
     if args.paths:
         emit_paths([absolute_preview(served, r.preview) for r in response.results], args.null)

@@ -164,6 +164,7 @@ def _terminal() -> tuple[TextIO, TextIO, list[TextIO]]:
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    from mambomeme.search.systems import DEFAULT_SYSTEM
     from mambomeme.serving import default_system, serving_target
     from mambomeme.tui.app import ENV_TEST_RAISE, TuiOptions, run_on_terminal
     from mambomeme.tui.backend import FakeBackend, LazyEngine
@@ -174,13 +175,13 @@ def run_tui(args: argparse.Namespace) -> int:
     params = None if target is None else target.params
     build = resolve_build(args.build, params) if target is None else target.build
     if fake:
-        args.system = args.system or "hybrid"
+        args.system = args.system or DEFAULT_SYSTEM
         build.mkdir(parents=True, exist_ok=True)
         fake_params = {
             "dense_delay_s": float(os.environ.get("MAMBOMEME_FAKE_DENSE_DELAY", "0.3")),
             "search_delay_s": float(os.environ.get("MAMBOMEME_FAKE_SEARCH_DELAY", "0")),
         }
-        backend: LazyEngine = FakeBackend(build, fake_params)
+        backend: LazyEngine = FakeBackend(build, fake_params, args.system)
     else:
         if not build.is_dir():
             raise TuiError(f"--build: {build} is not a built corpus directory (run `dvc repro`)")
@@ -188,7 +189,7 @@ def run_tui(args: argparse.Namespace) -> int:
         if args.system is None:  # the shipped system with its frozen selection
             params, args.system, source = default_system(target)
             print(f"mambomeme: serving {args.system} ({source})", file=sys.stderr)
-        backend = LazyEngine(build, params)
+        backend = LazyEngine(build, params, args.system)
     if args.limit < 1:
         raise TuiError(f"--limit: must be at least 1, got {args.limit}")
     enabled = feedback.enabled_from_env() if args.feedback is None else bool(args.feedback)

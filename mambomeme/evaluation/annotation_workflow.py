@@ -151,8 +151,8 @@ def open_search(
     from mambomeme.search.results import Filters
 
     engine = Engine.open(build, params)
-    if any(engine.system(s).routes.count("dense") for s in systems):
-        engine.load_dense()
+    for system in systems:
+        engine.load(system)
 
     def search(query: Query, system: str) -> list[str]:
         found = engine.search(query.all_cues, 10, Filters(**query.filter_dict), system)

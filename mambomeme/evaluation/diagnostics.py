@@ -4,8 +4,9 @@ family found each shown result by slice, and unjudged items in the top 10.
 
 Rates are over all shown results of the run (errored queries show nothing). A result counts as
 a duplicate / repeated group when an earlier result of the same list has the same duplicate key
-/ template group. Routes: "dense" is the dense route; every other route name (lexical, fuzzy) is
-lexical. Diagnostics that need the details sidecar are None when a run has none.
+/ template group. Routes: a route whose scores are meaning (search/routes: Signal.MEANING, the
+dense route) is semantic; every other route name (lexical, typo, an old run's fuzzy) is lexical.
+Diagnostics that need the details sidecar are None when a run has none.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 from mambomeme.evaluation.benchmark import Benchmark
 from mambomeme.evaluation.runs import Run
 from mambomeme.evaluation.score import QueryOutcome
-
-DENSE = "dense"
+from mambomeme.search.routes import signal_of
+from mambomeme.search.routes.base import Signal
 
 
 def _rate(count: int, total: int) -> float | None:
@@ -69,8 +70,8 @@ def diagnostics(benchmark: Benchmark, run: Run, outcomes: Sequence[QueryOutcome]
             groups.add(d.template_group)
             no_preview += not d.preview.strip()
             no_attribution += not d.attribution.strip()
-            dense = DENSE in d.routes
-            lexical = any(r != DENSE for r in d.routes)
+            dense = any(signal_of(r) is Signal.MEANING for r in d.routes)
+            lexical = any(signal_of(r) is not Signal.MEANING for r in d.routes)
             kind = (
                 "both"
                 if dense and lexical

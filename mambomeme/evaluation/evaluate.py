@@ -85,18 +85,6 @@ def evaluation_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return section
 
 
-def embedding_manifest(engine: Any, build: Path, system: str) -> Path | None:
-    """The dense index manifest a system reads, if any: resolved by the engine's own system
-    parser (`Engine.system`), so a name means the same matrix here as when it is served."""
-    from mambomeme.index.dense import DenseFiles
-
-    spec = engine.system(system)
-    if "dense" not in spec.routes:
-        return None
-    path = DenseFiles.in_dir(build / "dense", spec.dense_variant).manifest
-    return path if path.is_file() else None
-
-
 def execute_run(
     engine: Any,
     benchmark: Benchmark,
@@ -118,7 +106,7 @@ def execute_run(
         raise MamboMemeError(
             f"unknown system {system!r}; the engine has {', '.join(engine.systems())}"
         )
-    dense_manifest = embedding_manifest(engine, build, system)
+    dense_manifest = engine.embedding_manifest(system)  # the matrix served for that name
     extra = {
         "corpus_manifest": str(corpus_manifest),
         "embedding_manifest": str(dense_manifest) if dense_manifest else None,

@@ -23,10 +23,11 @@ from mambomeme.evaluation.gates import evaluate_gates, final_score, load_gate_in
 from mambomeme.evaluation.runs import Run, check_comparable
 from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run, slice_diagnostics
 from mambomeme.evaluation.versions import SAFETY_POLICY, SCORE_VERSION
+from mambomeme.search.systems import ABLATION
 
 REFERENCE = "bm25"
 CANDIDATE = "hybrid"
-ABLATION_PREFIX = "hybrid-no-"
+ABLATION_PREFIX = CANDIDATE + ABLATION  # "hybrid-no-<field>"
 _META_VERSIONS = (
     "corpus_manifest_sha256",
     "corpus_manifest",

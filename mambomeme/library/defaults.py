@@ -61,7 +61,6 @@ DEFAULTS: dict[str, Any] = {
 }
 MIRRORED = ("search", "bounds", "lexical")  # equal to params.yaml's sections
 DENSE_MIRRORED = ("model", "batch_size", "device", "query_threads", "query_encoder")
-DEFAULT_SYSTEM = "hybrid"
 # relative to the repository the package runs from (params ingest.knowledge, ingest.safety.model)
 KNOWLEDGE_DIR = "knowledge"
 SAFETY_MODEL_DIR = "build/safety-model"

@@ -3,9 +3,10 @@
 Order of work for one request (retrieval spec, seeds/002):
   1. bounds, before any storage or model work;
   2. the eligibility mask (published, available, licensed, safe, request filters);
-  3. every cue through every route of the system, each returning `depth` eligible candidates;
+  3. every cue through every route of the system (search/systems.py names them; each route is a
+     module of search/routes/), each returning `depth` eligible candidates;
   4. weighted RRF over the (cue, route) lists;
-  5. minimum evidence (search/evidence.py), metadata join with an eligibility assertion,
+  5. minimum evidence (each route's own rule), metadata join with an eligibility assertion,
      exact-duplicate collapse, a cap per variant group (near-identical re-uploads), order by
      fused score then item id, truncated to the limit;
   6. `+rerank` systems only: the top `rerank.candidates` of that list re-ordered by the trained
@@ -32,44 +33,28 @@ from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
 from mambomeme.index.integrity import CONTENT_CHECK, check_content, check_open
 from mambomeme.index.lexical import LexicalIndex
-from mambomeme.index.query_encoder import open_query_encoder, query_encoder_kind
+from mambomeme.index.query_encoder import query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
 from mambomeme.index.verified import ensure_verified
+from mambomeme.search import systems
 from mambomeme.search.abstention import AbstentionModel, RequestEvidence, features
 from mambomeme.search.bounds import Bounds, check_request
-from mambomeme.search.evidence import EvidenceRule, coverage, item_tokens
+from mambomeme.search.evidence import coverage, item_tokens
 from mambomeme.search.exact import CHECKED_PER_LIST, exact_tier, is_exact, words
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
 from mambomeme.search.items import ItemTable
 from mambomeme.search.present import matched_fields
 from mambomeme.search.results import Filters, Result, RouteHit, SearchResponse
-from mambomeme.search.typo import TypoCorrector
+from mambomeme.search.routes import ROUTES
+from mambomeme.search.routes.base import Cue, CueEvidence, Route, RouteContext, RouteQuery, Signal
+from mambomeme.search.systems import DEFAULT_SYSTEM, System
 
 if TYPE_CHECKING:
     from mambomeme.rerank.model import Reranker
 
 ENGINE_VERSION = "hybrid-wrrf-1"
-ROUTES = ("lexical", "typo", "dense")
-BASE_SYSTEMS: dict[str, tuple[str, ...]] = {
-    "bm25": ("lexical",),
-    "bm25+typo": ("lexical", "typo"),
-    "dense": ("dense",),
-    "hybrid": ("lexical", "typo", "dense"),
-    "hybrid+rerank": ("lexical", "typo", "dense"),  # + the cross-encoder over the top N
-}
-RERANK_SUFFIX = "+rerank"
-
-ABLATABLE = ("bm25", "dense", "hybrid")
 PREFETCH = 64  # candidate Items read per batch in the join
-
-
-@dataclass(frozen=True)
-class SystemSpec:
-    name: str
-    routes: tuple[str, ...]
-    without: frozenset[str]  # fields left out of every route (ablations)
-    dense_variant: str  # "" = the full dense index, else the ablation name
-    rerank: bool = False  # the top rerank.candidates re-ordered by the cross-encoder
+RERANK_HIT = "rerank"  # the RouteHit.route of the cross-encoder's re-ordering (not a route)
 
 
 @dataclass(frozen=True)
@@ -77,8 +62,8 @@ class EngineConfig:
     rrf_k: float
     depth: int
     term_cache_postings: int  # per-token bm25 lists kept for the lexical routes (rows in all)
-    route_weights: Mapping[str, float]
-    evidence: EvidenceRule
+    route_weights: Mapping[str, float]  # route -> weight (search.route_weights; absent = 0)
+    evidence: Mapping[str, float]  # route -> its minimum evidence (search.<its evidence_param>)
     group_cap: int
     ablations: Mapping[str, tuple[str, ...]]
     bounds: Bounds
@@ -98,11 +83,7 @@ class EngineConfig:
             depth=int(search["depth"]),
             term_cache_postings=int(search.get("term_cache_postings", 0)),
             route_weights={r: float(search["route_weights"].get(r, 0.0)) for r in ROUTES},
-            evidence=EvidenceRule(
-                min_cosine=float(search["min_cosine"]),
-                min_lexical_coverage=float(search["min_lexical_coverage"]),
-                min_typo_coverage=float(search["min_typo_coverage"]),
-            ),
+            evidence={name: float(search[r.evidence_param]) for name, r in ROUTES.items()},
             group_cap=int(search["group_cap"]),
             ablations={k: tuple(v) for k, v in search.get("ablations", {}).items()},
             bounds=Bounds.from_params(params["bounds"]),
@@ -122,26 +103,6 @@ class EngineConfig:
         )
 
 
-def lexical_candidates(
-    index: LexicalIndex,
-    tokens: list[str],
-    content: list[str],
-    cols: list[str] | None,
-    mask: np.ndarray,
-    depth: int,
-) -> list[tuple[int, float]]:
-    """The lexical route for one cue: every token (AND) first; if that finds fewer than
-    `depth`, any content word (OR) refills below them (stop words alone would match nearly
-    every item)."""
-    index.note_use(tokens, cols)
-    hits = index.search_tokens(tokens, True, cols, mask, depth)
-    if len(hits) < depth and len(tokens) > 1:
-        seen = {h.row for h in hits}
-        extra = index.search_tokens(content, False, cols, mask, depth)
-        hits += [h for h in extra if h.row not in seen][: depth - len(hits)]
-    return [(h.row, h.score) for h in hits]
-
-
 class RouteList(NamedTuple):
     """One route's candidates for one cue: (row, raw score), best first."""
 
@@ -154,7 +115,7 @@ class RouteList(NamedTuple):
 class Candidates:
     """Everything phase 1 found for one request; phase 2 ranks it under a config."""
 
-    spec: SystemSpec
+    spec: System
     lists: tuple[RouteList, ...]
     content: dict[int, list[str]]
     corrections: dict[int, dict[str, list[str]]]
@@ -179,14 +140,20 @@ class Engine:
         )
         if not self.lexical.same_ids(self.items.ids):
             raise IndexError_(f"{build_dir}/lexical.sqlite does not match items.parquet")
-        self._typo: TypoCorrector | None = None  # built on the first typo-route request
+        context = RouteContext(
+            build_dir,
+            self.items,
+            self.lexical,
+            config.device,
+            config.query_threads,
+            config.query_encoder,
+        )
+        self.routes: dict[str, Route] = {name: route(context) for name, route in ROUTES.items()}
         self._df: dict[str, int] | None = None  # document frequencies, read on first use
-        self._dense: dict[str, Any] = {}
-        self._encoder: Any = None
         self._reranker: Reranker | None = None
         self._reranker_loaded = False
-        self._lock = threading.Lock()
-        self._typo_lock = threading.Lock()
+        self._lock = threading.Lock()  # the reranker's loading
+        self._df_lock = threading.Lock()  # not self._lock: loading a reranker takes seconds
         self._token_cache: dict[tuple[int, tuple[str, ...]], set[str]] = {}
 
     @classmethod
@@ -195,51 +162,24 @@ class Engine:
 
     # -- systems ---------------------------------------------------------------------------
     def systems(self) -> tuple[str, ...]:
-        ablated = (f"{base}-no-{name}" for base in ABLATABLE for name in self.config.ablations)
-        return (*BASE_SYSTEMS, *ablated)
+        return systems.names(self.config.ablations)
 
-    def system(self, name: str) -> SystemSpec:
-        """A base system, or `<bm25|dense|hybrid>-no-<ablation>`: that system with the
-        ablation's fields left out of every route (lexical columns and dense documents)."""
-        if name in BASE_SYSTEMS:
-            return SystemSpec(
-                name, BASE_SYSTEMS[name], frozenset(), "", name.endswith(RERANK_SUFFIX)
-            )
-        base, _, ablation = name.partition("-no-")
-        if base in ABLATABLE and ablation in self.config.ablations:
-            fields = frozenset(self.config.ablations[ablation])
-            variant = ablation if "dense" in BASE_SYSTEMS[base] else ""
-            return SystemSpec(name, BASE_SYSTEMS[base], fields, variant)
-        raise MamboMemeError(f"unknown system {name!r}; known: {', '.join(self.systems())}")
+    def system(self, name: str) -> System:
+        """What a system name means under this engine's ablations (search/systems.py)."""
+        return systems.parse(name, self.config.ablations)
 
-    @property
-    def typo(self) -> TypoCorrector:
-        """The typo corrector over the index vocabulary (0.3 s to build on memes-full, so only
-        systems with the typo route pay it, once per process)."""
-        with self._typo_lock:  # not self._lock: dense loading may hold that for seconds
-            if self._typo is None:
-                self._typo = TypoCorrector(self.lexical.vocabulary())
-            return self._typo
+    def load(self, system: str) -> None:
+        """Load what every route of `system` needs (a model, a matrix) before its first search,
+        so that search's time is its own; searching loads it otherwise (once per process)."""
+        spec = self.system(system)
+        for name in spec.routes:
+            self.routes[name].load(spec.variant)
 
-    # -- dense loading (once per process, thread-safe) ----------------------------------------
-    def dense_ready(self, variant: str = "") -> bool:
-        return variant in self._dense
-
-    def load_dense(self, variant: str = "") -> None:
-        from mambomeme.index.dense import DenseFiles
-        from mambomeme.index.dense_index import DenseIndex
-
-        with self._lock:
-            if self._encoder is None:
-                self._encoder = open_query_encoder(
-                    self.build_dir,
-                    self.config.query_encoder,
-                    self.config.device,
-                    self.config.query_threads,
-                )
-            if variant not in self._dense:
-                files = DenseFiles.in_dir(self.build_dir / "dense", variant)
-                self._dense[variant] = DenseIndex(files, self.items.ids, self.build_dir)
+    def embedding_manifest(self, system: str) -> Path | None:
+        """The embedding manifest `system` reads (its first route that reads one), if any."""
+        spec = self.system(system)
+        found = (self.routes[name].embedding_manifest(spec.variant) for name in spec.routes)
+        return next((path for path in found if path is not None), None)
 
     # -- search ------------------------------------------------------------------------------
     def search(
@@ -247,7 +187,7 @@ class Engine:
         cues: Sequence[str],
         limit: int = 10,
         filters: Filters | None = None,
-        system: str = "hybrid",
+        system: str = DEFAULT_SYSTEM,
     ) -> SearchResponse:
         """One request: retrieve every (cue, route) candidate list, then rank them."""
         clock = _Clock()
@@ -317,7 +257,7 @@ class Engine:
         order = sorted(range(len(results)), key=lambda i: (tier[i], -scores[i], i))
         out = []
         for position, i in enumerate(order, start=1):
-            hit = RouteHit(main, "rerank", position, float(scores[i]))
+            hit = RouteHit(main, RERANK_HIT, position, float(scores[i]))
             hits = tuple(sorted((*results[i].hits, hit), key=lambda h: (h.cue, h.route)))
             out.append(dataclasses.replace(results[i], rank=position, hits=hits))
         return out + rest
@@ -335,7 +275,9 @@ class Engine:
         n = len(self.items.ids)
         idf = {w: math.log((n + 1) / (df.get(w, 0) + 1)) for w in content}
         matched = [w for w in content if coverage([w], fixes, present) > 0]
-        by_route = {lst.route: lst.hits for lst in candidates.lists if lst.cue == main}
+        by_signal = {
+            self.routes[lst.route].signal: lst.hits for lst in candidates.lists if lst.cue == main
+        }
         return RequestEvidence(
             content_words=len(content),
             top_coverage=coverage(content, fixes, present) if results else 0.0,
@@ -343,16 +285,16 @@ class Engine:
             top_fields=frozenset(m.field for m in results[0].matched_fields)
             if results
             else frozenset(),
-            bm25=[score for _, score in by_route.get("lexical", [])[:10]],
-            cosines=[score for _, score in by_route.get("dense", [])[:10]],
-            lexical_top=[row for row, _ in by_route.get("lexical", [])[:10]],
-            dense_top=[row for row, _ in by_route.get("dense", [])[:10]],
+            bm25=[score for _, score in by_signal.get(Signal.WORDS, [])[:10]],
+            cosines=[score for _, score in by_signal.get(Signal.MEANING, [])[:10]],
+            lexical_top=[row for row, _ in by_signal.get(Signal.WORDS, [])[:10]],
+            dense_top=[row for row, _ in by_signal.get(Signal.MEANING, [])[:10]],
             typo_used=any(candidates.corrections.values()),
             results=len(results),
         )
 
     def _document_frequencies(self) -> dict[str, int]:
-        with self._typo_lock:
+        with self._df_lock:
             if self._df is None:
                 self._df = self.lexical.vocabulary()
             return self._df
@@ -380,35 +322,18 @@ class Engine:
         mask = self.items.mask(filters)
         fields = tuple(f for f in SEARCH_FIELDS if f not in spec.without)
         cols = None if len(fields) == len(SEARCH_FIELDS) else list(fields)
+        cue_list = tuple(
+            Cue(i, texts[i], cue_tokens[i], fts_query.content_tokens(cue_tokens[i])) for i in active
+        )
+        query = RouteQuery(cue_list, fields, cols, spec.variant, mask, depth)
         lists: list[RouteList] = []
-        content = {i: fts_query.content_tokens(cue_tokens[i]) for i in active}
         corrections: dict[int, dict[str, list[str]]] = {i: {} for i in active}
-        if "lexical" in spec.routes:
-            for i in active:
-                hits = lexical_candidates(
-                    self.lexical, cue_tokens[i], content[i], cols, mask, depth
-                )
-                lists.append(RouteList(i, "lexical", hits))
-        clock.lap("lexical")
-        if "typo" in spec.routes:
-            for i in active:
-                corrections[i] = self.typo.corrections(content[i])
-                if corrections[i]:
-                    fixes = [c for cs in corrections[i].values() for c in cs]
-                    self.lexical.note_use(fixes, cols)
-                    words = [*cue_tokens[i], *fixes]
-                    fixed = self.lexical.search_tokens(words, False, cols, mask, depth)
-                    lists.append(RouteList(i, "typo", [(h.row, h.score) for h in fixed]))
-        clock.lap("typo")
-        if "dense" in spec.routes:
-            if not self.dense_ready(spec.dense_variant):
-                self.load_dense(spec.dense_variant)
-            vectors = self._encoder.encode([texts[i] for i in active], batch_size=len(active))
-            clock.lap("encode")
-            index = self._dense[spec.dense_variant]
-            for cue, vector in zip(active, vectors, strict=True):
-                lists.append(RouteList(cue, "dense", index.search(vector, mask, depth)))
-            clock.lap("dense")
+        for name in spec.routes:
+            for found in self.routes[name].candidates(query, clock.lap):
+                lists.append(RouteList(found.cue, name, found.hits))
+                corrections[found.cue].update(found.corrections)
+            clock.lap(name)
+        content = {cue.index: cue.content for cue in cue_list}
         cue_texts = {i: texts[i] for i in active}
         return Candidates(spec, tuple(lists), content, corrections, fields, mask, cue_texts)
 
@@ -481,12 +406,12 @@ class Engine:
     def _exact_tiers(
         self, candidates: Candidates, lists: Sequence[RouteList], fused: Mapping[int, float]
     ) -> dict[int, int]:
-        """Rows a lexical route found whose item the cue names or quotes in full, with their
-        exact tier (exact.py)."""
+        """Rows a route of the cue's own words found whose item the cue names or quotes in full,
+        with their exact tier (exact.py)."""
         rows = {
             (lst.cue, row)
             for lst in lists
-            if lst.route == "lexical"
+            if self.routes[lst.route].signal is Signal.WORDS
             for row, _ in lst.hits[:CHECKED_PER_LIST]
             if row in fused
         }
@@ -515,23 +440,17 @@ class Engine:
         return found
 
     def _has_evidence(
-        self, row: int, hits: list[RouteHit], candidates: Candidates, rule: EvidenceRule
+        self, row: int, hits: list[RouteHit], candidates: Candidates, rule: Mapping[str, float]
     ) -> bool:
-        if any(h.route == "dense" and h.score >= rule.min_cosine for h in hits):
-            return True
-        routes = {(h.cue, h.route) for h in hits if h.route in ("lexical", "typo")}
-        if not routes:
-            return False
-        present = self._tokens(row, candidates.fields)
-        for cue, route in sorted(routes):
-            if route == "lexical":
-                share = coverage(candidates.content[cue], {}, present)
-                if share >= rule.min_lexical_coverage:
-                    return True
-            else:
-                share = coverage(candidates.content[cue], candidates.corrections[cue], present)
-                if share >= rule.min_typo_coverage:
-                    return True
+        """Whether some route's rule finds one of its hits on `row` good enough to show."""
+
+        def present() -> set[str]:
+            return self._tokens(row, candidates.fields)
+
+        for hit in hits:
+            cue = CueEvidence(candidates.content[hit.cue], candidates.corrections[hit.cue], present)
+            if self.routes[hit.route].has_evidence(hit, cue, rule[hit.route]):
+                return True
         return False
 
     def close(self) -> None:

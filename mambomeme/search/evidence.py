@@ -1,30 +1,24 @@
 """Minimum evidence: which candidates are good enough to show at all.
 
-A candidate has evidence when, for some cue,
-  - the lexical route matched at least `min_lexical_coverage` of that cue's content tokens in
-    the item's searchable fields, or
-  - the typo route matched at least `min_typo_coverage` of them, a token counting as matched
-    when the item contains it or one of its corrections (stricter: corrections are guesses), or
-  - the dense route scored it at cosine >= `min_cosine`.
+A candidate has evidence when, for some cue, some route that found it says its hit is enough
+by that route's own rule (`Route.has_evidence`, with the route's minimum from params):
+  - lexical (routes/lexical.py): the item's searchable fields hold at least
+    `min_lexical_coverage` of the cue's content tokens;
+  - typo (routes/typo.py): at least `min_typo_coverage` of them, a token counting as matched
+    when the item contains it or one of its corrections (stricter: corrections are guesses);
+  - dense (routes/dense.py): cosine >= `min_cosine`.
 Candidates without evidence are dropped; when none has any, the list is honestly empty.
-Raw BM25 and cosine values are evidence, not probabilities: both thresholds are tuned on dev.
+Raw BM25 and cosine values are evidence, not probabilities: the thresholds are tuned on dev.
+This module holds what the rules share: folded item tokens and token coverage.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from mambomeme.corpus.schema import Item
 from mambomeme.index.fts_query import tokenize_all
-
-
-@dataclass(frozen=True)
-class EvidenceRule:
-    min_cosine: float
-    min_lexical_coverage: float
-    min_typo_coverage: float
 
 
 def fold(token: str) -> str:

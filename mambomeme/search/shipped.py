@@ -5,9 +5,10 @@ depth and evidence thresholds, and the abstention model trained for it); the pip
 exactly that as the scorecard row `shipped` (stage run_shipped). Served:
   1. the selection a published release carries (it is what was released), else
   2. `<reports of the corpus>/selection.json`,
-  3. else params.yaml's `search` defaults and the system `hybrid` (nothing tuned yet).
-The system is named by the routes that keep a positive weight, so a selection that gives the
-dense route no weight serves a lexical system and never loads the model.
+  3. else params.yaml's `search` defaults and the default system (nothing tuned yet).
+The system is named by the routes that keep a positive weight (search/systems.system_for), so a
+selection that gives the dense route no weight serves a lexical system and never loads the
+model.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.errors import MamboMemeError
+from mambomeme.search.systems import DEFAULT_SYSTEM, system_for
 
 SELECTION_FILE = "selection.json"
-DEFAULT_SYSTEM = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise MamboMemeError(f"{path}: expected a JSON object")
     return data
-
-
-def system_for(weights: Mapping[str, float]) -> str:
-    """The base system whose routes are the ones with a positive weight."""
-    lexical, typo, dense = (float(weights.get(r, 0.0)) > 0 for r in ("lexical", "typo", "dense"))
-    if dense and not (lexical or typo):
-        return "dense"
-    if dense:
-        return "hybrid"
-    return "bm25+typo" if typo else "bm25"
 
 
 def set_search_keys(search: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:

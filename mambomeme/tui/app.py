@@ -1,8 +1,8 @@
 """The TUI controller: owns the urwid MainLoop, the search worker thread and the terminal's life.
 
 - Widgets get records, never the engine: the controller is built on an injected `search`
-  callable, an optional `load_dense` callable (run in a background thread; lexical "bm25" search
-  is used until it finishes) and an `item_lookup` for the preview's metadata.
+  callable, an optional `load_dense` callable (run in a background thread; the lexical
+  QUICK_SYSTEM is searched until it finishes) and an `item_lookup` for the preview's metadata.
 - Searches run on one worker thread. Each submit gets a sequence number; a newer submit replaces
   a job not yet started, and a result whose sequence number is not the latest is dropped. The
   worker wakes the main loop through `loop.watch_pipe`; the controller then redraws explicitly.
@@ -39,6 +39,7 @@ from mambomeme.corpus.schema import KINDS, Item
 from mambomeme.errors import MamboMemeError
 from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, Result, SearchResponse
+from mambomeme.search.systems import DEFAULT_SYSTEM, QUICK_SYSTEM
 from mambomeme.tui import clipboard, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
 from mambomeme.tui.terminal import HeldInput
@@ -71,7 +72,7 @@ class TuiOptions:
     build_dir: Path
     release: str
     limit: int = 20
-    system: str = "hybrid"  # used once semantic search is ready; "bm25" until then
+    system: str = DEFAULT_SYSTEM  # used once semantic search is ready; QUICK_SYSTEM until then
     print_choice: bool = False
     viewer: tuple[str, ...] = ("xdg-open",)
     timing_file: Path | None = None
@@ -140,7 +141,7 @@ class Controller:
         self.options = options
         self.feedback = feedback
         self.item_lookup = item_lookup
-        dense = load_dense if options.system != "bm25" else None
+        dense = load_dense if options.system != QUICK_SYSTEM else None
         self.worker = SearchWorker(search, options.limit, self._wake, open_backend, dense)
         self.screen = screen
         self.query = QueryEdit()
@@ -349,7 +350,7 @@ class Controller:
         if reformulated and self.response is not None and not self.chosen:
             self._record("reformulate")
         self.seq += 1
-        system = self.options.system if self.info.semantic == "ready" else "bm25"
+        system = self.options.system if self.info.semantic == "ready" else QUICK_SYSTEM
         self.last_job = Job(self.seq, cues, filters, system, t0, t0_epoch)
         self.worker.submit(self.last_job)
         self.info = replace(self.info, seq=self.seq, busy=True, message="", error="")

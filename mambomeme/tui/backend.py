@@ -2,7 +2,8 @@
 
 `Engine.open` reads the item table and the lexical index, which takes a while on a large corpus,
 so it runs on the worker thread after the first draw (`open`), not before. The dense model loads
-on another thread (`load_dense`); until then the controller asks for "bm25".
+on another thread (`load_dense`: what the served system needs); until then the controller asks
+for search/systems.QUICK_SYSTEM.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 
 from mambomeme.corpus.schema import Item
 from mambomeme.search.results import Filters, SearchResponse
+from mambomeme.search.systems import DEFAULT_SYSTEM
 
 
 class SearchEngine(Protocol):
@@ -24,16 +26,19 @@ class SearchEngine(Protocol):
         cues: Sequence[str],
         limit: int = 10,
         filters: Filters | None = None,
-        system: str = "hybrid",
+        system: str = DEFAULT_SYSTEM,
     ) -> SearchResponse: ...
 
-    def load_dense(self) -> None: ...
+    def load(self, system: str) -> None: ...
 
 
 class LazyEngine:
-    def __init__(self, build_dir: Path, params: Mapping[str, Any]) -> None:
+    def __init__(
+        self, build_dir: Path, params: Mapping[str, Any], system: str = DEFAULT_SYSTEM
+    ) -> None:
         self.build_dir = build_dir
         self.params = params
+        self.system = system  # the served system, whose model `load_dense` loads
         self._engine: Any = None  # the Engine (or FakeEngine); see SearchEngine for its shape
         self._lock = threading.Lock()
 
@@ -54,7 +59,7 @@ class LazyEngine:
         return response
 
     def load_dense(self) -> None:
-        self.open().load_dense()
+        self.open().load(self.system)
 
     def item(self, item_id: str) -> Item | None:
         engine = self._engine

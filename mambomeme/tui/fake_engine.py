@@ -68,7 +68,7 @@ def _write_preview(path: Path, n: int) -> None:
 
 
 class FakeEngine:
-    """Implements the slice of the engine API the TUI uses: search, items, load_dense."""
+    """Implements the slice of the engine API the TUI uses: search, items, load."""
 
     def __init__(self, build_dir: Path, dense_delay_s: float = 0.3, search_delay_s: float = 0.0):
         self.build_dir = build_dir
@@ -79,7 +79,7 @@ class FakeEngine:
         for n, item in enumerate(self.items.values()):
             _write_preview(build_dir / item.preview, n)
 
-    def load_dense(self) -> None:
+    def load(self, system: str) -> None:
         time.sleep(self.dense_delay_s)
         self.dense_loaded = True
 
