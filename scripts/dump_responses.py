@@ -1,7 +1,7 @@
 """Every engine response for the dev and fixture benchmark queries, as JSON, for A/B identity
 checks of engine changes that must not move results (docs/scaling.md):
 
-    python scripts/dump_responses.py BUILD_DIR OUT.json [--params params.yaml]
+    python scripts/dump_responses.py BUILD_DIR OUT.json [--params params.yaml] [--systems S ...]
 
 Run it once with the old code (e.g. a `git worktree` of the parent commit on PYTHONPATH) and
 once with the new, on the same build, then `cmp` the two files. Each line of the output is one
@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("build", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), help="systems to dump")
     args = parser.parse_args()
     engine = Engine.open(args.build, load_params(args.params))
     queries = [
@@ -39,7 +40,7 @@ def main() -> int:
         for q in load_benchmark(ROOT / "benchmarks" / name).queries
     ]
     lines = []
-    for system in SYSTEMS:
+    for system in args.systems:
         for query in queries:
             for limit in (10, 100):
                 response = engine.search(
