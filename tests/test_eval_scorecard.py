@@ -232,3 +232,22 @@ def test_execute_run_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[
             {},
             force=False,
         )
+
+
+def test_summary_names_the_system_users_are_served() -> None:
+    """The `shipped` row is the frozen selection; the summary says which engine system it is."""
+    from mambomeme.evaluation.summary import summary_lines
+
+    row = {
+        "system": "shipped",
+        "run_meta": {"engine_system": "bm25+typo", "system": "shipped"},
+        "mmts": 85.0,
+        "status": "PASS",
+        "components": {"Q": 0.7},
+        "coverage": {"hit@10": 0.9, "correct_empty": 0.9},
+        "safety": {"ordinary": 1.0, "safety_subset": 1.0},
+        "gates": [],
+    }
+    text = "\n".join(summary_lines({"acceptance": None, "systems": [row]}))
+    assert "`shipped` is the frozen dev selection as users get it: `bm25+typo` with" in text
+    assert "| shipped | 85.00 | PASS |" in text

@@ -108,10 +108,14 @@ def summary_lines(card: Mapping[str, Any]) -> list[str]:
     names = [n for n in (ships, SERVED) if n is not None]
     by_name = {row["system"] for row in card["systems"]}
     if SERVED in by_name:
+        served = next(row for row in card["systems"] if row["system"] == SERVED)
+        engine_system = served.get("run_meta", {}).get("engine_system")
+        what = f"`{engine_system}` with " if engine_system else ""
         lines += [
             "",
-            f"`{SERVED}` is the frozen dev selection as users get it (the tuned routes, RRF k "
-            "and thresholds of selection.json).",
+            f"`{SERVED}` is the frozen dev selection as users get it: {what}the tuned routes, "
+            "RRF k, thresholds and abstention of selection.json (what `mambomeme search` and the "
+            "TUI serve for this build).",
         ]
     if any(n in by_name for n in names):
         lines += ["", *_headline_rows(card, names)]
