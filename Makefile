@@ -24,7 +24,7 @@ setup: $(BIN)/mambomeme  ## create the virtual environment (torch pinned by cons
 demo: setup  ## set up, run the main job (the fixture corpus's pipeline), say where results are
 	$(BIN)/dvc repro score@fixture
 	@echo
-	@echo "Built:     build/fixture/ (items, lexical.sqlite, term-lists/, dense/, query-encoder/) and manifests/corpus-fixture.json"
+	@echo "Built:     build/fixture/ (items, lexical.sqlite, term-lists/, dense/, query-encoder/, reranker/) and manifests/corpus-fixture.json"
 	@echo "Scorecard: reports/scorecard.md (and reports/scorecard.json)"
 	@echo "Search:    $(BIN)/mambomeme search \"john cena\"      (or --json; cues with '|')"
 	@echo "TUI:       $(BIN)/mambomeme tui"
