@@ -42,13 +42,18 @@ def names_template(cue_words: Sequence[str], item: Item) -> bool:
     return any(_content(words(text)) == cue for text in (item.title, *item.aliases) if text)
 
 
-def quotes_caption(cue_words: Sequence[str], item: Item) -> bool:
-    """The cue quotes the item's caption in full: at least MIN_QUOTE_WORDS words, in order."""
+def _quotes(cue_words: Sequence[str], text: str) -> bool:
+    """`text` holds the cue's words in order, the cue being at least MIN_QUOTE_WORDS long."""
     n = len(cue_words)
     if n < MIN_QUOTE_WORDS:
         return False
-    found = words(item.ocr_text)
+    found = words(text)
     return any(found[i : i + n] == list(cue_words) for i in range(len(found) - n + 1))
+
+
+def quotes_caption(cue_words: Sequence[str], item: Item) -> bool:
+    """The cue quotes the item's caption in full: at least MIN_QUOTE_WORDS words, in order."""
+    return _quotes(cue_words, item.ocr_text)
 
 
 def exact_tier(cues: Sequence[Sequence[str]], item: Item) -> int:
@@ -72,10 +77,4 @@ def is_exact(cue_words: Sequence[str], item: Item) -> bool:
             for text in value if isinstance(value, tuple) else (value,):
                 if text and _content(words(text)) == cue:
                     return True
-    if len(cue_words) >= MIN_QUOTE_WORDS:
-        n = len(cue_words)
-        for text in (item.ocr_text, item.title):
-            found = words(text)
-            if any(found[i : i + n] == list(cue_words) for i in range(len(found) - n + 1)):
-                return True
-    return False
+    return _quotes(cue_words, item.ocr_text) or _quotes(cue_words, item.title)
