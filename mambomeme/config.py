@@ -60,9 +60,9 @@ def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, An
         )
     view = dict(params)
     view["base"] = dict(params.get("base") or {}, corpus=corpus, reports=str(config["reports"]))
-    name = str(config["dev_benchmark"])
+    bench = str(config["dev_benchmark"])
     view["evaluation"] = dict(
-        params.get("evaluation") or {}, benchmark=f"benchmarks/{name}", benchmark_name=name
+        params.get("evaluation") or {}, benchmark=f"benchmarks/{bench}", benchmark_name=bench
     )
     rerank = config.get("rerank")  # a corpus's own reranker settings over the defaults
     if rerank is not None:
