@@ -177,3 +177,22 @@ print("torch" in sys.modules, r["runtime"]["torch"])
     ).stdout.split()
     assert out[0] == "False"
     assert out[1].startswith("2.13.0")
+
+
+def test_abstention_curve_is_shown_with_the_chosen_threshold(tmp_path: Path) -> None:
+    inputs = make_inputs(tmp_path)
+    frozen = json.loads(inputs["selection"].read_text("utf-8"))
+    curve = [
+        {"threshold": t / 100, "hit10": 0.95 - t / 400, "correct_empty": 0.5 + t / 100, "C": 0.6}
+        for t in range(40)
+    ]
+    frozen["abstention_report"] = {"curve": curve, "chosen": curve[23], "min_hit10": 0.9}
+    inputs["selection"].write_text(json.dumps(frozen), "utf-8")
+    out = tmp_path / "reports"
+    report = write_repro(PARAMS, out, repo_root=tmp_path, **inputs)
+    assert report["search"]["abstention"]["chosen"] == curve[23]
+    text = (out / "repro.md").read_text("utf-8")
+    assert "### Abstention curve (40 thresholds on dev; chosen 0.2300, Hit@10 floor 0.9)" in text
+    assert "| 0.2300 (chosen) | 0.8925 | 0.7300 | 0.6000 |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| 0.")]
+    assert 10 <= len(rows) <= 21  # thinned, the chosen one included

@@ -141,6 +141,7 @@ def build_repro(
             "min_evidence": served.get("min_cosine"),
             "full": served,
             "tuning_curve": list(frozen.get("curve", [])) if frozen else [],
+            "abstention": dict(frozen.get("abstention_report") or {}) if frozen else {},
         },
         "interfaces": interfaces,
         "hardware": _hardware(),
@@ -164,6 +165,34 @@ def _curve_lines(curve: Sequence[Mapping[str, Any]], top: int = 15) -> list[str]
     for point in best:
         config = ", ".join(f"{k}={v}" for k, v in sorted(point["config"].items()))
         lines.append(f"| {float(point['objective']):.4f} | {point.get('phase', '')} | {config} |")
+    return lines
+
+
+def _abstention_lines(found: Mapping[str, Any], rows: int = 15) -> list[str]:
+    """The abstention threshold curve on dev (every threshold is in the JSON): answerable
+    Hit@10, CorrectEmpty and their harmonic mean C, thinned to about `rows` rows plus the
+    chosen threshold."""
+    curve = list(found.get("curve", []))
+    chosen = found.get("chosen")
+    if not curve or not chosen:
+        return []
+    step = max(1, len(curve) // rows)
+    shown = {float(p["threshold"]): p for p in curve[::step]}
+    shown[float(chosen["threshold"])] = chosen
+    lines = [
+        "",
+        f"### Abstention curve ({len(curve)} thresholds on dev; chosen "
+        f"{float(chosen['threshold']):.4f}, Hit@10 floor {found.get('min_hit10')})",
+        "",
+        "| threshold | Hit@10 | CorrectEmpty | C |",
+        "| --- | --- | --- | --- |",
+    ]
+    for threshold, point in sorted(shown.items()):
+        mark = " (chosen)" if point is chosen else ""
+        lines.append(
+            f"| {threshold:.4f}{mark} | {float(point['hit10']):.4f} | "
+            f"{float(point['correct_empty']):.4f} | {float(point['C']):.4f} |"
+        )
     return lines
 
 
@@ -216,6 +245,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"minimum evidence: {search['min_evidence']}",
         f"- lexical weights: {search['lexical_weights']}",
         *_curve_lines(search.get("tuning_curve", [])),
+        *_abstention_lines(search.get("abstention", {})),
         "",
         "## Versions",
         "",
