@@ -63,6 +63,7 @@ class HyperParameters:
     warmup_share: float
     seed: int
     threads: int
+    balance_items: bool = False
 
     @classmethod
     def from_params(cls, rerank: Mapping[str, Any]) -> HyperParameters:
@@ -77,6 +78,7 @@ class HyperParameters:
             warmup_share=float(rerank.get("warmup_share", 0.1)),
             seed=int(rerank["seed"]),
             threads=threads,
+            balance_items=bool(rerank.get("balance_items", False)),
         )
 
 
@@ -107,6 +109,22 @@ def validation_metrics(pairs: Sequence[Pair], scores: Sequence[float]) -> dict[s
     out["queries"] = {k: len(v) for k, v in ndcgs.items()}
     out["pairwise_accuracy"] = ordered / total if total else None
     return out
+
+
+def item_weights(pairs: Sequence[Pair]) -> dict[str, tuple[float, float]]:
+    """Per item, the weights of its positive and negative label mass that give every item the
+    same weighted mean label (1/2): weight = half the mean mass / the item's own mass. A score
+    that depends on the item alone then gains nothing, so the model must learn the pair."""
+    mass: dict[str, list[float]] = {}
+    for p in pairs:
+        got = mass.setdefault(p.item_id, [0.0, 0.0])
+        got[0] += p.label
+        got[1] += 1.0 - p.label
+    mean = len(pairs) / (2.0 * max(1, len(mass)))
+    return {
+        item: (mean / pos if pos > 0 else 0.0, mean / neg if neg > 0 else 0.0)
+        for item, (pos, neg) in mass.items()
+    }
 
 
 def train_reranker(
@@ -157,6 +175,7 @@ def train_reranker(
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / max(1, steps - warmup)))
     )
+    weights = item_weights(train)
     rng = random.Random(hp.seed)
     history: list[dict[str, Any]] = []
     best: tuple[float, int, dict[str, Any]] | None = None
@@ -169,7 +188,15 @@ def train_reranker(
         bar = tqdm(batches, desc=f"rerank epoch {epoch}/{hp.epochs}", disable=not progress)
         for batch in bar:
             labels = torch.tensor([p.label for p in batch], dtype=torch.float32)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits(batch), labels)
+            if hp.balance_items:
+                pos = torch.tensor([weights[p.item_id][0] for p in batch], dtype=torch.float32)
+                neg = torch.tensor([weights[p.item_id][1] for p in batch], dtype=torch.float32)
+                z = logits(batch)
+                log_p = torch.nn.functional.logsigmoid(z)
+                log_n = torch.nn.functional.logsigmoid(-z)
+                loss = -(pos * labels * log_p + neg * (1 - labels) * log_n).mean()
+            else:
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits(batch), labels)
             loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
             schedule.step()

@@ -74,6 +74,8 @@ class EngineConfig:
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
     rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
+    rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
+    # the reranker's order (weight 1); 0 = the reranker's order alone
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -92,6 +94,7 @@ class EngineConfig:
             query_encoder=query_encoder_kind(params),
             exact_first=bool(search.get("exact_first", False)),
             rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
+            rerank_fused_weight=float(params.get("rerank", {}).get("fused_weight", 0.0)),
             reranker_dir=(
                 Path(params["rerank"]["out"]) if params.get("rerank", {}).get("out") else None
             ),
@@ -234,9 +237,11 @@ class Engine:
 
     def rerank(self, candidates: Candidates, results: Sequence[Result], top: int) -> list[Result]:
         """The first `top` results re-ordered by the cross-encoder's score of (main cue, item
-        text): exact matches first when search.exact_first (by exact tier), then by score, ties
-        by the fused rank; the rest keep their fused order below them. Without a reranker the
-        fused order is kept. Each re-ordered result gets a `rerank` route hit."""
+        text): exact matches first when search.exact_first (by exact tier), then by the
+        reciprocal-rank blend fused_weight / (k + fused rank) + 1 / (k + score rank) (k =
+        search.rrf_k; fused_weight 0 orders by the score alone), ties by the fused rank; the
+        rest keep their fused order below them. Without a reranker the fused order is kept.
+        Each re-ordered result gets a `rerank` route hit."""
         from mambomeme.rerank.text import item_text
 
         model = self.reranker()
@@ -254,7 +259,11 @@ class Engine:
             else 3
             for item in chosen
         ]
-        order = sorted(range(len(results)), key=lambda i: (tier[i], -scores[i], i))
+        by_score = sorted(range(len(results)), key=lambda i: (-scores[i], i))
+        score_rank = {i: rank for rank, i in enumerate(by_score, start=1)}
+        k, fused = self.config.rrf_k, self.config.rerank_fused_weight
+        blend = [fused / (k + i + 1) + 1.0 / (k + score_rank[i]) for i in range(len(results))]
+        order = sorted(range(len(results)), key=lambda i: (tier[i], -blend[i], i))
         out = []
         for position, i in enumerate(order, start=1):
             hit = RouteHit(main, RERANK_HIT, position, float(scores[i]))
