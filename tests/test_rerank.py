@@ -281,3 +281,37 @@ def test_rerank_system_reorders_with_the_model(
         assert "rerank" in response.timings_ms
     finally:
         bare.close()
+
+
+def test_rerank_blend_spans_fused_order_to_score_order(
+    engine: Any, tiny: tuple[Path, dict[str, Any], Any]
+) -> None:
+    """rerank.fused_weight 0 orders the top results by the cross-encoder's score alone; a
+    weight far above 1 keeps the fused order; 1 (the default) lies between."""
+    from mambomeme.rerank.model import Reranker
+    from mambomeme.rerank.text import item_text
+    from mambomeme.search.engine import Engine
+
+    cue = "pretending to be invisible"
+    orders = {}
+    for weight in (0.0, 1.0, 1000.0):
+        config = dataclasses.replace(
+            engine.config,
+            reranker_dir=tiny[0],
+            rerank_fused_weight=weight,
+            rerank_candidates=30,
+            exact_first=False,
+        )
+        bare = Engine(engine.build_dir, config)
+        try:
+            plain = [r.item_id for r in bare.search([cue], limit=30, system="hybrid").results]
+            got = [r.item_id for r in bare.search([cue], limit=30, system="hybrid+rerank").results]
+            orders[weight] = got
+            items = bare.items
+        finally:
+            bare.close()
+    assert sorted(orders[0.0]) == sorted(plain) and len(plain) >= 3
+    scores = Reranker(tiny[0]).score(cue, [item_text(items[i]) for i in orders[0.0]])
+    assert all(a >= b - 1e-5 for a, b in zip(scores, scores[1:], strict=False))
+    assert orders[1000.0] == plain
+    assert orders[0.0] != plain  # the tiny model does re-order this list
