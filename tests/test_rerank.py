@@ -315,3 +315,33 @@ def test_rerank_blend_spans_fused_order_to_score_order(
     assert all(a >= b - 1e-5 for a, b in zip(scores, scores[1:], strict=False))
     assert orders[1000.0] == plain
     assert orders[0.0] != plain  # the tiny model does re-order this list
+
+
+def test_bench_engine_reports_what_reranking_adds(
+    engine: Any, tiny: tuple[Path, dict[str, Any], Any]
+) -> None:
+    """bench-engine's rerank section: hybrid+rerank end to end and its `rerank` lap (the added
+    time) over the same queries, with the model's shape; its target is judged on memes-10k
+    only. Figures are printed by the bench, never asserted against a time."""
+    from mambomeme.bench import engine_bench
+    from mambomeme.search.engine import Engine
+
+    bare = Engine(engine.build_dir, dataclasses.replace(engine.config, reranker_dir=tiny[0]))
+    try:
+        config = engine_bench.BenchConfig(
+            "fixture", engine.build_dir, Path("params.yaml"), Path("benchmarks"),
+            queries=2, warmup=1, seed=1, depth=100, embed_docs=0, batch_size=1,
+            skip_build=True, skip_cold=True, torch_threads=0,
+        )  # fmt: skip
+        got = engine_bench._rerank(config, bare, ["john cena", "pretending to be invisible"])
+    finally:
+        bare.close()
+    assert (got["candidates"], got["layers"], got["max_length"]) == (30, 6, 48)
+    assert got["threads"] == engine.config.query_threads
+    for q in ("p50", "p95", "max"):
+        assert 0 < got["added"][q] <= got["end_to_end"][q]
+    report = {"corpus": "fixture", "rerank": got}
+    assert engine_bench.targets_rerank(report)["met"] is None
+    report["corpus"] = "memes-10k"
+    verdict = engine_bench.targets_rerank(report)
+    assert verdict["met"] == (got["added"]["p95"] <= 40.0) and verdict["target"] == 40.0

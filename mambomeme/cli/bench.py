@@ -113,6 +113,14 @@ def format_report(report: dict[str, Any]) -> str:
         _row("end to end", hybrid["end_to_end"]),
         *(_row(f"  {k}", v) for k, v in hybrid["timings_ms"].items()),
     ]
+    if "rerank" in report:
+        rr = report["rerank"]
+        lines += [
+            f"hybrid+rerank (top {rr['candidates']}, {rr['layers']} layers, max_length "
+            f"{rr['max_length']}, {rr['threads']} ONNX thread(s))",
+            _row("end to end", rr["end_to_end"]),
+            _row("  added by reranking", rr["added"]),
+        ]
     quality = lex["ndcg@10"]
     if isinstance(quality, dict) and "skipped" in quality:
         lines.append(f"nDCG@10: skipped: {quality['skipped']}")

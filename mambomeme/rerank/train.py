@@ -42,6 +42,7 @@ from mambomeme.rerank.model import (
 from mambomeme.rerank.text import TEXT_VERSION
 
 OPSET = 17
+BASE_LAYERS = 6  # all-MiniLM-L6-v2
 MIN_PROBE_CORRELATION = 0.999
 MAX_PROBE_DIFFERENCE = 1e-3
 PROBE_PAIRS = (
@@ -64,6 +65,7 @@ class HyperParameters:
     seed: int
     threads: int
     balance_items: bool = False
+    layers: int = 6  # the base transformer's first `layers` layers (6 = all): cost is linear
 
     @classmethod
     def from_params(cls, rerank: Mapping[str, Any]) -> HyperParameters:
@@ -79,7 +81,17 @@ class HyperParameters:
             seed=int(rerank["seed"]),
             threads=threads,
             balance_items=bool(rerank.get("balance_items", False)),
+            layers=_layers(rerank),
         )
+
+
+def _layers(rerank: Mapping[str, Any]) -> int:
+    layers = int(rerank.get("layers", BASE_LAYERS))
+    if not 1 <= layers <= BASE_LAYERS:
+        raise MamboMemeError(
+            f"params rerank.layers is {layers}; the base model has 1..{BASE_LAYERS}"
+        )
+    return layers
 
 
 def validation_metrics(pairs: Sequence[Pair], scores: Sequence[float]) -> dict[str, Any]:
@@ -153,6 +165,9 @@ def train_reranker(
     started = time.perf_counter()
     encoder = CrossEncoder(str(model_dir()), num_labels=1, max_length=hp.max_length, device="cpu")
     model = encoder.model
+    if hp.layers < BASE_LAYERS:  # keep the bottom layers: a cheaper cross-encoder to serve
+        model.bert.encoder.layer = model.bert.encoder.layer[: hp.layers]
+        model.config.num_hidden_layers = hp.layers
     tokenizer = pair_tokenizer(
         Tokenizer.from_file(str(model_dir() / TOKENIZER_NAME)), hp.max_length
     )
@@ -214,14 +229,21 @@ def train_reranker(
     model.eval()
     seconds = time.perf_counter() - started
 
+    # torch's scores of the probes before the export: torch.onnx.export's tracing can leave
+    # the module computing other values afterwards (seen with transformers 5 and sdpa)
+    probes = [*PROBE_PAIRS, *((p.query, p.text) for p in list(validation)[:26])]
+    # ... each alone, and then all the probe texts against the first query in one padded
+    # batch, as serving scores its candidates
+    batched = [(probes[0][0], t) for _, t in probes]
+    expected = np.array(
+        score([Pair("", "", "", "", q, t, 0.0, "probe") for q, t in [*probes, *batched]])
+    )
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     _export(model, out)
     shutil.copyfile(model_dir() / TOKENIZER_NAME, out / TOKENIZER_NAME)
-    probes = [*PROBE_PAIRS, *((p.query, p.text) for p in list(validation)[:26])]
-    expected = np.array(score([Pair("", "", "", "", q, t, 0.0, "probe") for q, t in probes]))
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "base_model_id": MODEL_ID,
@@ -250,11 +272,17 @@ def train_reranker(
         "files": {name: sha256_file(out / name) for name in (ONNX_NAME, TOKENIZER_NAME)},
     }
     onnx_model = Reranker(out, threads=1, manifest=manifest)
-    got = np.concatenate([onnx_model.score(q, [t]) for q, t in probes])
+    got = np.concatenate(
+        [
+            *(onnx_model.score(q, [t]) for q, t in probes),
+            onnx_model.score(batched[0][0], [t for _, t in batched]),
+        ]
+    )
     correlation = float(np.corrcoef(got, expected)[0, 1])
     difference = float(np.abs(got - expected).max())
     manifest["probe"] = {
         "pairs": len(probes),
+        "batched_pairs": len(batched),
         "correlation": correlation,
         "max_abs_difference": difference,
         "min_correlation": MIN_PROBE_CORRELATION,
@@ -262,7 +290,7 @@ def train_reranker(
     }
     if correlation < MIN_PROBE_CORRELATION or difference > MAX_PROBE_DIFFERENCE:
         raise MamboMemeError(
-            f"{out / ONNX_NAME}: ONNX disagrees with torch on {len(probes)} probe pairs "
+            f"{out / ONNX_NAME}: ONNX disagrees with torch on {len(got)} probe pairs "
             f"(correlation {correlation:.6f}, max |diff| {difference:.2e})"
         )
     write_json_atomic(out / MANIFEST_NAME, manifest)
