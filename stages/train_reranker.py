@@ -42,7 +42,7 @@ def main() -> None:
     if config["source"] == "fixture":  # the fixture's families are its own, not in families.csv
         queries = read_queries(Path(rerank["benchmark"]) / "queries.jsonl")
         extra = own_families(items.values(), queries)
-    found = build_training_set(items, rerank, extra)
+    found = build_training_set(items, rerank, extra, build)
     if rerank.get("sample"):  # a seeded subset (the fixture's tiny model)
         size = rerank["sample"]
         found = sample(

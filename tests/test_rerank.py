@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mambomeme.corpus.knowledge import load_knowledge
-from mambomeme.errors import ArtifactIntegrityError
+from mambomeme.errors import ArtifactIntegrityError, MamboMemeError
 from mambomeme.evaluation.benchmark import read_queries
 from mambomeme.evaluation.pooling import item_family, read_partitions
 from mambomeme.rerank.data import (
@@ -130,6 +130,38 @@ def test_split_keeps_a_family_on_one_side() -> None:
     train, validation = split_by_family(pairs, 0.3, seed=3)
     assert len(train) + len(validation) == 70
     assert not {p.family for p in train} & {p.family for p in validation}
+
+
+def test_hard_negatives_are_dense_neighbours_of_other_families(
+    fixture_items: Any, fixture_build: Path, tmp_path: Path
+) -> None:
+    """rerank.hard_negatives: each knowledge query gets that many other-family items from the
+    dense index's top hard_depth; deterministic, label 0, never an own-family item."""
+    from mambomeme.rerank.negatives import Neighbours
+
+    extra = _fixture_families(fixture_items)
+    rerank = _fixture_rerank(tmp_path, hard_negatives=2, hard_depth=6, max_pairs=5000)
+    plain = build_training_set(fixture_items, _fixture_rerank(tmp_path, max_pairs=5000), extra)
+    first = build_training_set(fixture_items, rerank, extra, fixture_build)
+    second = build_training_set(fixture_items, rerank, extra, fixture_build)
+    assert pairs_sha256(first.train) == pairs_sha256(second.train)
+    assert first.data["hard_negatives"] == 2
+    old = {(p.qid, p.item_id) for p in [*plain.train, *plain.validation]}
+    hard = [p for p in [*first.train, *first.validation] if (p.qid, p.item_id) not in old]
+    assert hard, "no hard negatives were added"
+    assert all(p.label == 0.0 and p.source == "knowledge" for p in hard)
+    assert all(p.item_family != p.family for p in hard)
+    neighbours = Neighbours(fixture_build, fixture_items, frozenset(extra))
+    by_qid: dict[str, list[Pair]] = {}
+    for p in hard:
+        by_qid.setdefault(p.qid, []).append(p)
+    assert all(len(found) <= 2 for found in by_qid.values())
+    queries = sorted(by_qid)
+    nearest = neighbours.nearest([by_qid[q][0].query for q in queries], 6)
+    for qid, ranked in zip(queries, nearest, strict=True):
+        assert {p.item_id for p in by_qid[qid]} <= set(ranked)
+    with pytest.raises(MamboMemeError, match="dense index"):
+        build_training_set(fixture_items, rerank, extra)
 
 
 # -- a tiny fixture model --------------------------------------------------------------------

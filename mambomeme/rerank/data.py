@@ -35,6 +35,13 @@ from mambomeme.evaluation.pooling import item_family, read_partitions
 from mambomeme.rerank.text import item_text
 
 MAX_QUERY_WORDS = 25
+# a knowledge query's source field (the end of its qid) -> the item fields its pairs leave out
+TEMPLATE_LEFT_OUT = {
+    "meaning": frozenset({"template_meaning"}),
+    "visual": frozenset({"template_visual"}),
+    "use": frozenset[str](),
+}
+POST_LEFT_OUT = {"meaning": frozenset({"meaning"}), "visual": frozenset({"visual_description"})}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -139,18 +146,18 @@ def knowledge_pairs(
         queries: list[tuple[str, str, frozenset[str], list[Item]]] = []
         if entry is not None:
             chosen = rng.sample(members, min(positives, len(members)))
-            for name, text, without in (
-                ("meaning", entry.meaning, frozenset({"template_meaning"})),
-                ("visual", entry.visual_description, frozenset({"template_visual"})),
-                ("use", entry.typical_use, frozenset()),
+            for name, text in (
+                ("meaning", entry.meaning),
+                ("visual", entry.visual_description),
+                ("use", entry.typical_use),
             ):
                 if text.strip():
-                    queries.append((name, _first_sentence(text), without, chosen))
+                    queries.append((name, _first_sentence(text), TEMPLATE_LEFT_OUT[name], chosen))
         elif family.startswith("post:"):
             post = members[0]
             options = [
-                (name, getattr(post, field), frozenset({field}))
-                for name, field in (("meaning", "meaning"), ("visual", "visual_description"))
+                (name, getattr(post, field), POST_LEFT_OUT[name])
+                for name, (field,) in sorted(POST_LEFT_OUT.items())
                 if getattr(post, field).strip()
             ]
             if options:
@@ -189,6 +196,13 @@ def knowledge_pairs(
                     )
                 )
     return pairs
+
+
+def left_out(pair: Pair) -> frozenset[str]:
+    """The item fields a knowledge pair's text leaves out (its query's source field)."""
+    name = pair.qid.rsplit(":", 1)[-1]
+    table = POST_LEFT_OUT if pair.family.startswith("post:") else TEMPLATE_LEFT_OUT
+    return table[name]
 
 
 def check_families(pairs: Iterable[Pair], allowed: frozenset[str]) -> None:
@@ -266,12 +280,16 @@ def own_families(items: Iterable[Item], queries: Iterable[Query]) -> set[str]:
 
 
 def build_training_set(
-    items: Mapping[str, Item], rerank: Mapping[str, Any], extra_families: Iterable[str] = ()
+    items: Mapping[str, Item],
+    rerank: Mapping[str, Any],
+    extra_families: Iterable[str] = (),
+    build: Path | None = None,
 ) -> TrainingSet:
     """The pairs params `rerank` names: the latest judgement set of `rerank.benchmark`, the
-    knowledge pairs of `items`, minus the query families of `rerank.held_out`; checked, capped
-    and split by query family. `extra_families` are allowed besides families.csv's dev ones
-    (the fixture's own, for the fixture build)."""
+    knowledge pairs of `items` (with `rerank.hard_negatives` dense-ranked negatives each, from
+    the dense index of `build`: rerank/negatives.py), minus the query families of
+    `rerank.held_out`; checked, capped and split by query family. `extra_families` are allowed
+    besides families.csv's dev ones (the fixture's own, for the fixture build)."""
     benchmark = Path(rerank["benchmark"])
     sets = versions(Path(rerank["judgements"]), benchmark.name)
     if not sets:
@@ -293,6 +311,17 @@ def build_training_set(
     derived = knowledge_pairs(
         items.values(), knowledge, allowed, seed, int(rerank["positives"]), int(rerank["negatives"])
     )
+    hard = int(rerank.get("hard_negatives", 0))
+    if hard > 0:
+        if build is None:
+            raise MamboMemeError("params rerank.hard_negatives needs the build's dense index")
+        # imported here: negatives.py builds on this module's Pair
+        from mambomeme.rerank.negatives import Neighbours, hard_negative_pairs
+
+        neighbours = Neighbours(build, items, allowed)
+        derived += hard_negative_pairs(
+            derived, items, neighbours, hard, int(rerank.get("hard_depth", 30)), seed
+        )
     pairs = cap_knowledge([*judged, *derived], int(rerank["max_pairs"]), seed)
     check_families(pairs, allowed)
     train, validation = split_by_family(pairs, float(rerank["validation_share"]), seed)
@@ -304,6 +333,8 @@ def build_training_set(
         "families_sha256": sha256_file(families_csv),
         "held_out_benchmarks": [Path(p).name for p in rerank.get("held_out", [])],
         "held_out_families": len(held_out),
+        "hard_negatives": hard,
+        "hard_depth": int(rerank.get("hard_depth", 30)) if hard > 0 else None,
         "pairs": {
             "judgement": sum(p.source == "judgement" for p in pairs),
             "knowledge": sum(p.source == "knowledge" for p in pairs),
