@@ -41,7 +41,7 @@ TEMPLATE_LEFT_OUT = {
     "visual": frozenset({"template_visual"}),
     "use": frozenset[str](),
 }
-POST_LEFT_OUT = {"meaning": frozenset({"meaning"}), "visual": frozenset({"visual_description"})}
+POST_FIELDS = {"meaning": "meaning", "visual": "visual_description"}  # ... and a post's own
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -156,8 +156,8 @@ def knowledge_pairs(
         elif family.startswith("post:"):
             post = members[0]
             options = [
-                (name, getattr(post, field), POST_LEFT_OUT[name])
-                for name, (field,) in sorted(POST_LEFT_OUT.items())
+                (name, getattr(post, field), frozenset({field}))
+                for name, field in POST_FIELDS.items()
                 if getattr(post, field).strip()
             ]
             if options:
@@ -201,8 +201,9 @@ def knowledge_pairs(
 def left_out(pair: Pair) -> frozenset[str]:
     """The item fields a knowledge pair's text leaves out (its query's source field)."""
     name = pair.qid.rsplit(":", 1)[-1]
-    table = POST_LEFT_OUT if pair.family.startswith("post:") else TEMPLATE_LEFT_OUT
-    return table[name]
+    if pair.family.startswith("post:"):
+        return frozenset({POST_FIELDS[name]})
+    return TEMPLATE_LEFT_OUT[name]
 
 
 def check_families(pairs: Iterable[Pair], allowed: frozenset[str]) -> None:
@@ -312,6 +313,7 @@ def build_training_set(
         items.values(), knowledge, allowed, seed, int(rerank["positives"]), int(rerank["negatives"])
     )
     hard = int(rerank.get("hard_negatives", 0))
+    depth = int(rerank.get("hard_depth", 30))
     if hard > 0:
         if build is None:
             raise MamboMemeError("params rerank.hard_negatives needs the build's dense index")
@@ -319,9 +321,7 @@ def build_training_set(
         from mambomeme.rerank.negatives import Neighbours, hard_negative_pairs
 
         neighbours = Neighbours(build, items, allowed)
-        derived += hard_negative_pairs(
-            derived, items, neighbours, hard, int(rerank.get("hard_depth", 30)), seed
-        )
+        derived += hard_negative_pairs(derived, items, neighbours, hard, depth, seed)
     pairs = cap_knowledge([*judged, *derived], int(rerank["max_pairs"]), seed)
     check_families(pairs, allowed)
     train, validation = split_by_family(pairs, float(rerank["validation_share"]), seed)
@@ -334,7 +334,7 @@ def build_training_set(
         "held_out_benchmarks": [Path(p).name for p in rerank.get("held_out", [])],
         "held_out_families": len(held_out),
         "hard_negatives": hard,
-        "hard_depth": int(rerank.get("hard_depth", 30)) if hard > 0 else None,
+        "hard_depth": depth if hard > 0 else None,
         "pairs": {
             "judgement": sum(p.source == "judgement" for p in pairs),
             "knowledge": sum(p.source == "knowledge" for p in pairs),

@@ -11,7 +11,6 @@ their own reviewed hard negatives and are left as they are.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,16 +31,9 @@ class Neighbours:
     the eligible items of the allowed families by cosine to each text."""
 
     def __init__(self, build: Path, items: Mapping[str, Item], allowed: frozenset[str]) -> None:
-        files = DenseFiles.in_dir(Path(build) / "dense")
-        if not files.ids.exists():
-            raise MamboMemeError(f"dense index file missing: {files.ids} (run index_dense)")
-        self.ids: list[str] = json.loads(files.ids.read_text(encoding="utf-8"))
-        missing = [i for i in self.ids if i not in items]
-        if missing:
-            raise MamboMemeError(
-                f"{files.ids}: {len(missing)} ids not in the items, e.g. {missing[0]}"
-            )
-        self.index = DenseIndex(files, self.ids)
+        """`items` in the corpus's order (an ItemTable), which the dense index must match."""
+        self.ids = list(items)
+        self.index = DenseIndex(DenseFiles.in_dir(Path(build) / "dense"), self.ids)
         self.mask = np.array(
             [
                 items[i].eligible and item_family(items[i].template_group) in allowed
