@@ -22,6 +22,7 @@ refused at load.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -166,6 +167,30 @@ def choose_threshold(
     return min(within) if within else float(probability.max()) + 1e-9
 
 
+def fit_calibrated(
+    x: np.ndarray,
+    y: np.ndarray,
+    families: Sequence[str],
+    c: float,
+    seed: int,
+    folds: int,
+    priors: Priors,
+) -> SafetyModel:
+    """Logistic regression with strength `c` on (x, y), Platt-scaled on out-of-fold scores
+    (folds keep families whole); threshold 0 until one is chosen."""
+    from sklearn.model_selection import GroupKFold
+
+    final = _logistic(c, seed).fit(x, y)
+    oof = np.zeros(len(y))
+    for fit_idx, held in GroupKFold(n_splits=folds).split(x, y, list(families)):
+        part = _logistic(c, seed).fit(x[fit_idx], y[fit_idx])
+        oof[held] = part.decision_function(x[held])
+    a, b = _platt(oof, y, seed)
+    return SafetyModel(
+        final.coef_[0].astype(np.float64), float(final.intercept_[0]), a, b, 0.0, priors, {}
+    )
+
+
 def train(
     train_x: np.ndarray,
     train_y: np.ndarray,
@@ -183,26 +208,16 @@ def train(
     """Fit on train, choose C and the threshold on validation; return the model and the
     validation figures."""
     from sklearn.metrics import average_precision_score
-    from sklearn.model_selection import GroupKFold
 
     scores = {}
     for c in c_grid:
         fit = _logistic(c, seed).fit(train_x, train_y)
         scores[c] = float(average_precision_score(val_y, fit.decision_function(val_x)))
     best_c = max(c_grid, key=lambda c: (scores[c], -c))
-    final = _logistic(best_c, seed).fit(train_x, train_y)
-    # out-of-fold scores (families kept whole) for Platt scaling
-    oof = np.zeros(len(train_y))
-    for fit_idx, held in GroupKFold(n_splits=folds).split(train_x, train_y, list(train_families)):
-        part = _logistic(best_c, seed).fit(train_x[fit_idx], train_y[fit_idx])
-        oof[held] = part.decision_function(train_x[held])
-    a, b = _platt(oof, train_y, seed)
-    model = SafetyModel(
-        final.coef_[0].astype(np.float64), float(final.intercept_[0]), a, b, 0.0, priors, {}
-    )
+    model = fit_calibrated(train_x, train_y, train_families, best_c, seed, folds, priors)
     p_val = model.probability(val_x)
     threshold = choose_threshold(p_val, val_rules_hit, val_y, target_recall, max_masked)
-    model = SafetyModel(model.weights, model.intercept, a, b, threshold, priors, {})
+    model = dataclasses.replace(model, threshold=threshold)
     figures = {
         "c_grid_average_precision": {str(c): round(s, 4) for c, s in scores.items()},
         "c": best_c,
@@ -305,7 +320,6 @@ def apply(
     earlier single-reviewer `safe` override: the two-pass label is the later, stricter verdict),
     a label `safe` keeps the model from flagging it (a rule hit still stands)."""
     known = known or {}
-    import dataclasses
 
     if not items:
         return Applied([], {}, [])

@@ -110,6 +110,27 @@ class ItemTable(Mapping[str, Item]):
     def row_of(self) -> dict[str, int]:
         return {item_id: row for row, item_id in enumerate(self.ids)}
 
+    def reclassify(self, safety: Mapping[str, str]) -> None:
+        """Give the named items another safety class ("safe" | "unsafe"), in this open table
+        only (never on disk): the static mask and every Item read afterwards follow it. For
+        what-if measurement of moderation (moderation/holdout.py); a served build never calls
+        it. An id the table lacks or a class other than safe/unsafe is a ValueError."""
+        unknown = sorted(i for i in safety if i not in self.row_of)
+        if unknown:
+            raise ValueError(f"reclassify: item {unknown[0]!r} is not in {self._path}")
+        wrong = sorted(i for i, c in safety.items() if c not in ("safe", "unsafe"))
+        if wrong:
+            raise ValueError(f"reclassify: item {wrong[0]!r}: class {safety[wrong[0]]!r}")
+        table = self._full()
+        column = table.column("safety").to_pylist()
+        for item_id, value in safety.items():
+            column[self.row_of[item_id]] = value
+        index = table.schema.get_field_index("safety")
+        kind = table.schema.field(index).type
+        self._table = table.set_column(index, "safety", pa.array(column, kind))
+        self.static_mask = eligibility(self._table)[0]
+        self._cache.clear()
+
     def mask(self, filters: Filters | None) -> np.ndarray:
         """Static eligibility AND the request filters; built before any route ranks."""
         mask = self.static_mask.copy()
