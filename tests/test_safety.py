@@ -33,6 +33,8 @@ from mambomeme.corpus.safety import SafetyConfigError, classify, load_classifier
         "scunthorpe united",
         "niger river",
         "john cena / you can't see me",
+        "café, naïve résumé",  # accents fold to plain letters, no lexicon word appears
+        "Pokémon ＧＯ",
     ],
 )
 def test_policy_safe_examples_are_safe(text: str) -> None:
@@ -50,6 +52,9 @@ def test_policy_safe_examples_are_safe(text: str) -> None:
         ("s3x", "1"),
         ("seeeeeex", "1"),
         ("boooobs", "1"),
+        ("you like nudity", "1"),
+        ("imgflip and $ËXÝ time", "1"),  # accents fold: "$exy" reads as "sexy"
+        ("ｓｅｘ", "1"),  # fullwidth forms fold
         ("blow job", "1"),
         ("blowjob", "1"),
         ("masturbating", "1"),

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -129,12 +130,21 @@ def _decoded(token: str) -> str:
     return token.translate(_LEET) if any(c.isalpha() for c in token) else token
 
 
+def _folded(text: str) -> str:
+    """Accents and compatibility forms folded to plain letters ("$ËXÝ" -> "$exy", fullwidth
+    "ｓｅｘ" -> "sex"), so that they match the lexicon and do not split a word apart."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def words_of(text: str) -> tuple[list[str], list[tuple[int, frozenset[str]]]]:
     """Normalise `text` for matching: lower case, spaced-out letters joined ("s e x", "p.o.r.n"),
     split into sub-tokens at punctuation. Returns the leet-decoded tokens in order (for
     phrases) and, per token position, every reading of the token; a punctuation-joined chunk
     ("p-orn" -> "porn") is read at the position of its first part."""
-    text = _SPACED.sub(lambda m: _JOINERS.sub("", m.group()), text.lower())
+    text = _SPACED.sub(lambda m: _JOINERS.sub("", m.group()), _folded(text.lower()))
     ordered: list[str] = []
     readings: list[tuple[int, frozenset[str]]] = []
     for chunk in text.split():
