@@ -17,58 +17,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mambomeme.config import build_dir, corpus_config, load_params, scored_benchmark_dir  # noqa: E402
-from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
-from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
-from mambomeme.evaluation.runner import run_benchmark  # noqa: E402
-from mambomeme.evaluation.runs import MAX_RESULTS  # noqa: E402
+from mambomeme.config import DEFAULT_PARAMS  # noqa: E402
 from mambomeme.moderation import holdout  # noqa: E402
-from mambomeme.moderation.labels import read_labels_tsv  # noqa: E402
-from mambomeme.moderation.model import load_model  # noqa: E402
-from mambomeme.moderation.training import embedder, read_corpus_items  # noqa: E402
-from mambomeme.search.engine import Engine  # noqa: E402
-from mambomeme.search.shipped import shipped  # noqa: E402
 
 
 def main() -> None:
     os.chdir(ROOT)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    settings = load_params()["safety_model"]
-    corpus = str(settings["corpus"])
-    params = load_params(corpus=corpus)
-    _, config = corpus_config(params, corpus)
-    rows = read_labels_tsv(Path(settings["labels"]))
-    items = read_corpus_items(config)
-    dense = params["dense"]
-    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    embed = embedder(
-        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-    )
-    model = load_model(Path(settings["out"]))
-    probability, hit = holdout.cross_fitted(
-        rows,
-        items,
-        classifier_from_config(config),
-        embed,
-        float(model.info["figures"]["c"]),
-        int(settings["seed"]),
-        int(params["safety_holdout"]["folds"]),
-    )
-    classes = holdout.blind_classes(probability, hit, model.threshold)[holdout.BLIND[1]]
-    benchmark = load_benchmark(scored_benchmark_dir(params))
-    truth = {r.item_id: r.safety for r in rows} | dict(benchmark.safety)
-    build = build_dir(params, corpus)
-    ship = shipped(params, build, Path(str(params["base"]["reports"])))
-    engine = Engine.open(build, ship.params)
-    engine.items.reclassify(classes)
-    run = run_benchmark(
-        benchmark,
-        lambda cues, filters: engine.search(
-            cues, limit=MAX_RESULTS, filters=filters, system=ship.system
-        ),
-        ship.system,
-        items=engine.items,
-    )
+    setup = holdout.prepare(DEFAULT_PARAMS)
+    classes = holdout.blind_classes(setup.probability, setup.rule_hit, setup.model.threshold)
+    run = holdout.run_with(setup.engine, setup.benchmark, setup.system, classes[holdout.BLIND[1]])
+    rows, truth, probability = setup.rows, setup.truth, setup.probability
     label = {r.item_id: r for r in rows}
     by_family: collections.Counter[str] = collections.Counter()
     lists: dict[str, set[str]] = collections.defaultdict(set)

@@ -18,7 +18,7 @@ from mambomeme.corpus.manifest import write_json_atomic  # noqa: E402
 from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
 from mambomeme.moderation.model import write_model  # noqa: E402
 from mambomeme.moderation.training import (  # noqa: E402
-    embedder,
+    embedder_from_params,
     read_corpus_items,
     train_from_labels,
 )
@@ -30,11 +30,7 @@ def main() -> None:
     _, config = corpus_config(params, str(settings["corpus"]))
     items = read_corpus_items(config)
     rules = classifier_from_config(config)
-    dense = params["dense"]
-    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    embed = embedder(
-        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-    )
+    embed = embedder_from_params(params["dense"])
     model, report = train_from_labels(Path(settings["labels"]), items, rules, embed, settings)
     report["corpus"] = str(settings["corpus"])
     report["overrides_kept"] = len(rules.overrides)

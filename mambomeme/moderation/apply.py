@@ -32,12 +32,9 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
     dense = params["dense"]
 
     def reclassify(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
-        from mambomeme.moderation.training import embedder
+        from mambomeme.moderation.training import embedder_from_params
 
-        cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-        embed = embedder(
-            cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-        )
+        embed = embedder_from_params(dense)
         labelled = dict(known)
         if config.get("safety_labelled"):  # the source's own safety field is a human label
             labelled.update({it.id: it.safety for it in items})

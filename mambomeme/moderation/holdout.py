@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from mambomeme.corpus.safety import SafetyClassifier
 from mambomeme.corpus.schema import Item
 from mambomeme.evaluation.benchmark import Benchmark
 from mambomeme.evaluation.runner import run_benchmark
-from mambomeme.evaluation.runs import MAX_RESULTS
+from mambomeme.evaluation.runs import MAX_RESULTS, Run
 from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run
 from mambomeme.moderation import model as sm
 from mambomeme.moderation.labels import LabelRow, read_round
@@ -118,6 +119,77 @@ def classification_figures(
     return out
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a measurement needs, read from params (`prepare`)."""
+
+    corpus: str
+    rows: list[LabelRow]
+    probability: dict[str, float]  # cross-fitted, by item id
+    rule_hit: dict[str, bool]
+    model: sm.SafetyModel
+    folds: int
+    benchmark: Benchmark
+    truth: dict[str, str]  # item id -> safe | unsafe: the benchmark's safety.tsv, else the labels
+    engine: Any
+    system: str
+    reports: Path
+
+
+def prepare(params_file: Path) -> Setup:
+    """Cross-fit the labels of `safety_model.corpus` and open that corpus's build with the
+    shipped selection, as the params file configures them (its `safety_holdout` section too)."""
+    from mambomeme.config import build_dir, corpus_config, load_params, scored_benchmark_dir
+    from mambomeme.corpus.safety import classifier_from_config
+    from mambomeme.evaluation.benchmark import load_benchmark
+    from mambomeme.moderation.labels import read_labels_tsv
+    from mambomeme.moderation.training import embedder_from_params, read_corpus_items
+    from mambomeme.search.engine import Engine
+    from mambomeme.search.shipped import shipped
+
+    settings = load_params(params_file)["safety_model"]
+    corpus = str(settings["corpus"])
+    view = load_params(params_file, corpus=corpus)
+    _, config = corpus_config(view, corpus)
+    rows = read_labels_tsv(Path(settings["labels"]))
+    items = read_corpus_items(config)
+    model = sm.load_model(Path(settings["out"]))
+    folds = int(view["safety_holdout"]["folds"])
+    probability, rule_hit = cross_fitted(
+        rows,
+        items,
+        classifier_from_config(config),
+        embedder_from_params(view["dense"]),
+        float(model.info["figures"]["c"]),
+        int(settings["seed"]),
+        folds,
+    )
+    benchmark = load_benchmark(scored_benchmark_dir(view))
+    truth = {r.item_id: r.safety for r in rows} | dict(benchmark.safety)
+    build = build_dir(view, corpus)
+    reports = Path(str(view["base"]["reports"]))
+    ship = shipped(view, build, reports)
+    engine = Engine.open(build, ship.params)
+    return Setup(
+        corpus, rows, probability, rule_hit, model, folds, benchmark, truth, engine,
+        ship.system, reports,
+    )  # fmt: skip
+
+
+def run_with(
+    engine: Any, benchmark: Benchmark, system: str, classes: Mapping[str, str] | None
+) -> Run:
+    """`system` over `benchmark` with `classes` in place (None: as the engine has them). The
+    engine's item table is reclassified in memory and left so."""
+    if classes is not None:
+        engine.items.reclassify(classes)
+
+    def search(cues: list[str], filters: Any) -> Any:
+        return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)
+
+    return run_benchmark(benchmark, search, system, items=engine.items)
+
+
 def measure(
     engine: Any,
     benchmark: Benchmark,
@@ -127,14 +199,8 @@ def measure(
 ) -> dict[str, Any]:
     """`system` over `benchmark` with `classes` in place (None: the build as served); each shown
     list judged by `truth` (human labels; an item in neither counts as unsafe, as the scorer
-    does). The engine's item table is reclassified in memory and left so."""
-    if classes is not None:
-        engine.items.reclassify(classes)
-
-    def search(cues: list[str], filters: Any) -> Any:
-        return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)
-
-    run = run_benchmark(benchmark, search, system, items=engine.items)
+    does). The engine's item table is reclassified in memory and left so (`run_with`)."""
+    run = run_with(engine, benchmark, system, classes)
     judged = dataclasses.replace(benchmark, safety=dict(truth))
     outcomes = evaluate_run(judged, run)
     c = aggregate(OutcomeTable.of(outcomes))
@@ -204,15 +270,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Classification of the labelled items (recall / precision / masked)",
         "",
-        "| classes | train | validation | test | all |",
-        "| --- | --- | --- | --- | --- |",
+        *_split_table(
+            "classes", report["classification"], ("recall", "precision", "masked_fraction")
+        ),
     ]
-    for name, figures in report["classification"].items():
-        cells = [
-            f"{f['recall']:.3f} / {f['precision']:.3f} / {f['masked_fraction']:.3f}"
-            for f in (figures[s] for s in ("train", "validation", "test", "all"))
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += [
         "",
         f"## `{report['system']}` over {report['benchmark']} ({report['queries']} queries)",
@@ -233,16 +294,21 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         "",
         "Optimistic for the annotator: each pass's votes shaped the final labels.",
         "",
-        "| pass | train | validation | test | all |",
-        "| --- | --- | --- | --- | --- |",
+        *_split_table("pass", report["annotator_ceiling"], ("recall", "precision")),
     ]
-    for annotator, figures in report["annotator_ceiling"].items():
-        cells = [
-            f"{f['recall']:.3f} / {f['precision']:.3f}"
-            for f in (figures[s] for s in ("train", "validation", "test", "all"))
-        ]
-        lines.append(f"| {annotator} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _split_table(
+    head: str, rows: Mapping[str, Mapping[str, Mapping[str, Any]]], keys: Sequence[str]
+) -> list[str]:
+    """A markdown table: one row per entry, one column per split, `keys` joined by " / "."""
+    splits = ("train", "validation", "test", "all")
+    lines = [f"| {head} | " + " | ".join(splits) + " |", "| --- " * (len(splits) + 1) + "|"]
+    for name, figures in rows.items():
+        cells = [" / ".join(f"{figures[s][k]:.3f}" for k in keys) for s in splits]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _cell(value: float | None) -> str:

@@ -54,15 +54,11 @@ def review_near_threshold(
     from mambomeme.corpus.ingest import load_items
     from mambomeme.corpus.safety import load_classifier
     from mambomeme.moderation import model as sm
-    from mambomeme.moderation.training import embedder
+    from mambomeme.moderation.training import embedder_from_params
 
     safety_model = sm.load_model(model_dir)
     items = load_items(build)
-    dense = params["dense"]
-    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    embed = embedder(
-        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-    )
+    embed = embedder_from_params(params["dense"])
     rules = load_classifier()
     applied = sm.apply(safety_model, items, rules, embed)
     labelled = {r.item_id for r in lab.read_labels_tsv(labels_dir / "labels.tsv")}

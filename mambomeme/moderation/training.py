@@ -45,6 +45,14 @@ def embedder(cache_dir: Path | None, batch_size: int, device: str, shard_size: i
     return embed
 
 
+def embedder_from_params(dense: Mapping[str, Any]) -> Embed:
+    """`embedder` as params `dense` configures it (cache_dir, batch_size, device, shard_size)."""
+    cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
+    return embedder(
+        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
+    )
+
+
 def read_corpus_items(config: Mapping[str, Any]) -> dict[str, Item]:
     """Every valid item of a corpus source, by id (the labels name items of this corpus)."""
     from mambomeme.corpus.ingest import source_module, validate_all
