@@ -101,3 +101,10 @@ def scored_benchmark_dir(params: dict[str, Any]) -> Path:
     """The benchmark the pipeline scores: <base.reports>/benchmark/, assembled by the adjudicate
     stage from evaluation.benchmark's queries and its newest verified judgement set."""
     return Path(str(params["base"]["reports"])) / "benchmark"
+
+
+def check_benchmark_dir(params: dict[str, Any]) -> Path:
+    """The locked check side of the dev benchmark (evaluation/split.py): <base.reports>/
+    benchmark-check/, written by the adjudicate stage beside the tune side and read only by
+    the checks stage, never by tuning."""
+    return Path(str(params["base"]["reports"])) / "benchmark-check"

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import build_dir, scored_benchmark_dir  # noqa: E402
+from mambomeme.config import build_dir, check_benchmark_dir, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import AnnotationsPendingError, BenchmarkError  # noqa: E402
 from mambomeme.evaluation.annotation_workflow import adjudicate_run  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
@@ -47,6 +47,7 @@ def main() -> None:
             scored_benchmark_dir(params),
             ItemTable(build),
             build,
+            check_benchmark_dir(params),
         )
     except AnnotationsPendingError as exc:
         print(exc)

@@ -13,7 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import evaluation_systems, scored_benchmark_dir  # noqa: E402
+from mambomeme.evaluation.checks import read_checks  # noqa: E402
 from mambomeme.evaluation.evaluate import bootstrap_settings, score_runs  # noqa: E402
+from mambomeme.evaluation.overlap_report import read_report  # noqa: E402
 from mambomeme.evaluation.repro import write_repro  # noqa: E402
 
 
@@ -28,6 +30,8 @@ def main() -> None:
         runs.append(shipped_run)
     gates = evaluation.get("gates_input") or Path(params["base"]["reports"]) / "gates-input.json"
     seed, resamples = bootstrap_settings(params, None, None)
+    reports = Path(params["base"]["reports"])
+    extra = {"checks": read_checks(reports), "overlap": read_report(reports)}
     card = score_runs(
         bench_dir,
         runs,
@@ -35,8 +39,8 @@ def main() -> None:
         Path(gates) if gates else None,
         seed,
         resamples,
+        extra=extra,
     )
-    reports = Path(params["base"]["reports"])
     selection = reports / "selection.json"
     shared = Path("..") / "shared" / "benchmark"
     write_repro(

@@ -6,7 +6,8 @@
     mambomeme import-annotations --pool pools/NAME --annotator annotator-a FILE --check
     mambomeme adjudicate --benchmark DIR --pool pools/NAME --judgements judgements/NAME
                    --sets-dir judgement-sets/NAME --queue-out pools/NAME-queue
-                   --out reports/.../benchmark [--build DIR]
+                   --out reports/.../benchmark [--check-out reports/.../benchmark-check]
+                   [--build DIR]
 
 The work is evaluation/annotation_workflow.py's, which the DVC stages `pool` and `adjudicate`
 call with paths from params.yaml. `adjudicate` exits 3 (after writing the third annotator's blind
@@ -63,6 +64,9 @@ def register(subparsers: Any) -> None:
     )
     adjud.add_argument("--queue-out", type=Path, required=True, help="third annotator's export")
     adjud.add_argument("--out", type=Path, required=True, help="scored benchmark folder to write")
+    adjud.add_argument(
+        "--check-out", type=Path, help="the check side's folder (a benchmark with split.yaml)"
+    )
     adjud.add_argument("--build", type=Path, help="build dir (default: build/<base.corpus>)")
     adjud.add_argument("--params", type=Path, default=DEFAULT_PARAMS)
     adjud.set_defaults(handler=adjudicate_command)
@@ -104,6 +108,7 @@ def adjudicate_command(args: argparse.Namespace) -> int:
             args.out,
             ItemTable(build),
             build,
+            args.check_out,
         )
     except AnnotationsPendingError as exc:
         print(exc)

@@ -22,6 +22,7 @@ from mambomeme.evaluation import annotations as sheets
 from mambomeme.evaluation import export, pooling
 from mambomeme.evaluation import judgement_sets as js
 from mambomeme.evaluation.benchmark import Query, load_benchmark
+from mambomeme.evaluation.split import read_split, split_about, write_no_check
 
 THIRD = "annotator-c"
 
@@ -266,8 +267,12 @@ def adjudicate_run(
     scored_out: Path,
     items: Mapping[str, Item],
     build: Path,
+    check_out: Path | None = None,
 ) -> Adjudication:
     """Verify or freeze the judgement set and write the scored benchmark to `scored_out`.
+    A benchmark with a check split (split.yaml, evaluation/split.py) puts only its tune
+    queries in `scored_out` and its check queries in `check_out`; without one, `check_out`
+    (when given) gets only a note that there is no check split.
     Raises AnnotationsPendingError while waiting for annotators (nothing frozen, nothing scored):
     an annotator file is missing, or disagreement-queue pairs have no third grade (their blind
     export is written to `queue_out` first).
@@ -327,9 +332,23 @@ def adjudicate_run(
         "one_annotator_only": len(one_only),
         "one_annotator_only_sample": _sample(one_only),
     }
-    record = js.write_scored_benchmark(
-        benchmark_dir, set_dir, scored_out, {"inputs": inputs, "coverage": coverage}
-    )
+    base = {"inputs": inputs, "coverage": coverage}
+    split = read_split(benchmark_dir)
+    if split is None:
+        record = js.write_scored_benchmark(benchmark_dir, set_dir, scored_out, base)
+        if check_out is not None:
+            write_no_check(check_out)
+    else:
+        if check_out is None:
+            raise BenchmarkError(f"{benchmark_dir}: has a check split but no check folder given")
+        written = {
+            side: js.write_scored_benchmark(
+                benchmark_dir, set_dir, out, {**base, "split": split_about(split, queries, side)},
+                frozenset(q.qid for q in queries if split.side(q.family) == side),
+            )
+            for side, out in (("tune", scored_out), ("check", check_out))
+        }  # fmt: skip
+        record = written["tune"]
     return Adjudication(
         set_dir, created, len(both), len(queue), coverage, scored_out, record["judgement_set"]
     )

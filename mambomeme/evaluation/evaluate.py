@@ -155,8 +155,10 @@ def score_runs(
     seed: int,
     resamples: int,
     holdout: Holdout | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Score the runs and write the scorecard. With a `holdout` (a hidden benchmark admitted by
+    """Score the runs and write the scorecard, with `extra` sections (the checks and the
+    overlap report) added to it as they are. With a `holdout` (a hidden benchmark admitted by
     the protocol) every run must carry its selection, and the exposure is appended to the ledger
     before the scorecard is written: a crash in between leaves the version exposed, never not."""
     benchmark = load_benchmark(benchmark_dir)
@@ -177,6 +179,7 @@ def score_runs(
             "checksum": exposure.checksum,
             "time": exposure.time,
         }
+    card.update(extra or {})
     write_scorecard(card, out_dir)
     return card
 

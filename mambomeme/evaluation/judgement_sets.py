@@ -94,10 +94,28 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _only(text: str, qids: frozenset[str], qid_of: Callable[[str], str]) -> str:
+    """The lines of `text` whose query is in `qids` (blank lines dropped)."""
+    kept = [line for line in text.splitlines() if line.strip() and qid_of(line) in qids]
+    return "".join(line + "\n" for line in kept)
+
+
+def _json_qid(line: str) -> str:
+    return str(json.loads(line)["qid"])
+
+
 def write_scored_benchmark(
-    benchmark_dir: Path, set_dir: Path, out: Path, record: Mapping[str, Any]
+    benchmark_dir: Path,
+    set_dir: Path,
+    out: Path,
+    record: Mapping[str, Any],
+    qids: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Assemble the scored benchmark `out` from the benchmark's queries and the set's files.
+
+    With `qids` (one side of the benchmark's check split, evaluation/split.py) only those
+    queries and their qrels and exact targets are kept; safety.tsv and agreement.json stay
+    whole (an item's safety class does not depend on the query).
 
     `out` is derived data (a DVC output): its files are replaced, each atomically; files it
     should not hold are removed. Returns the full record written to out/judgement-set.json.
@@ -111,6 +129,10 @@ def write_scored_benchmark(
     }
     for name in (*PUBLISHED, AGREEMENT):
         texts[name] = (set_dir / name).read_text(encoding="utf-8")
+    if qids is not None:
+        texts["queries.jsonl"] = _only(texts["queries.jsonl"], qids, _json_qid)
+        texts["qrels.txt"] = _only(texts["qrels.txt"], qids, lambda line: line.split()[0])
+        texts["exact.jsonl"] = _only(texts["exact.jsonl"], qids, _json_qid)
     full = {
         **record,
         "benchmark": info["name"],

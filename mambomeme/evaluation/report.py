@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.evaluation import plots
+from mambomeme.evaluation.report_checks import checks_lines, overlap_lines
 from mambomeme.evaluation.summary import glossary_lines, summary_lines
 
 COMPONENTS = ("Q", "E", "C", "S", "L", "R")
@@ -130,6 +131,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         parts += [_f(row["components"][c]) for c in COMPONENTS]
         parts += [_ci(row["mmts_interval"], 2), _f(row["gate_pass_fraction"], 3)]
         lines.append("| " + " | ".join(parts) + " |")
+    lines += checks_lines(card)
+    lines += overlap_lines(card)
     gate_names = [g["name"] for g in card["systems"][0]["gates"]] if card["systems"] else []
     lines += [
         "",

@@ -48,9 +48,7 @@ def embedder(cache_dir: Path | None, batch_size: int, device: str, shard_size: i
 def embedder_from_params(dense: Mapping[str, Any]) -> Embed:
     """`embedder` as params `dense` configures it (cache_dir, batch_size, device, shard_size)."""
     cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    return embedder(
-        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"])
-    )
+    return embedder(cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"]))
 
 
 def read_corpus_items(config: Mapping[str, Any]) -> dict[str, Item]:

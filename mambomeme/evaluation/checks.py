@@ -1,0 +1,131 @@
+"""Scores on benchmarks nobody tunes on (issue 31): the dev benchmark's locked check split and
+earlier dev versions as second checks, shown beside the tune side in the scorecard.
+
+Each target is a FORMAT.md benchmark folder with its frozen judgements: the adjudicate stage's
+`<reports>/benchmark-check/` and, per second check B, `<reports>/checks/B/benchmark/`
+assembled here from benchmarks/B and B's newest judgement set. Every listed system (and the
+shipped selection) runs over each target and is scored by the scorecard's own code; only a
+compact summary per system is kept (checks.json). The check side is scored once per pipeline
+run; nobody reads its queries while changing the ranking (docs/annotation.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mambomeme.errors import BenchmarkError
+from mambomeme.evaluation import judgement_sets as js
+from mambomeme.evaluation.benchmark import load_benchmark
+from mambomeme.evaluation.evaluate import execute_run
+from mambomeme.evaluation.scorecard import build_scorecard
+from mambomeme.evaluation.split import has_check
+
+CHECKS_FILE = "checks.json"
+VERSION = "checks-v1"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # "check" or a second check's benchmark name
+    benchmark_dir: Path
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One scored row: `label` is what the scorecard calls it; `system` runs on `engine`."""
+
+    label: str
+    engine: Any
+    system: str
+    params: Mapping[str, Any]
+
+
+def second_check(benchmark: str, benchmarks: Path, sets: Path, out: Path) -> Target:
+    """benchmarks/B with B's newest judgement set, assembled into `out`."""
+    found = js.versions(sets / benchmark, benchmark)
+    if not found:
+        raise BenchmarkError(f"second check {benchmark!r}: no judgement set in {sets / benchmark}")
+    js.write_scored_benchmark(benchmarks / benchmark, found[-1][1], out, {"second_check": True})
+    return Target(benchmark, out)
+
+
+def targets(
+    check_dir: Path, second: Sequence[str], benchmarks: Path, sets: Path, reports: Path
+) -> list[Target]:
+    """The check side (when the dev benchmark has one) and every second check."""
+    found = [Target("check", check_dir)] if has_check(check_dir) else []
+    for name in second:
+        found.append(second_check(name, benchmarks, sets, reports / "checks" / name / "benchmark"))
+    return found
+
+
+def summary(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A scorecard row's headline figures."""
+    return {
+        "mmts": row["mmts"],
+        "mmts_raw": row["mmts_raw"],
+        "status": row["status"],
+        "components": row["components"],
+        "coverage": row["coverage"],
+        "safety": row["safety"],
+        "slice_ndcg": row["slice_ndcg"],
+    }
+
+
+def score_targets(
+    found: Sequence[Target],
+    runners: Sequence[Runner],
+    run_dir: Path,
+    build: Path,
+    corpus_manifest: Path,
+    gates_input: Path | None,
+    seed: int,
+    resamples: int,
+) -> dict[str, Any]:
+    """Run and score every runner on every target; the checks.json content."""
+    result: dict[str, Any] = {"version": VERSION, "targets": {}}
+    for target in found:
+        benchmark = load_benchmark(target.benchmark_dir)
+        runs = {}
+        for runner in runners:
+            out = run_dir / target.name / f"{runner.label}.trec"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            label = runner.label if runner.label != runner.system else None
+            runs[runner.label] = execute_run(
+                runner.engine, benchmark, runner.system, out, build, corpus_manifest,
+                runner.params, force=True, label=label,
+            )  # fmt: skip
+        card = build_scorecard(
+            benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples
+        )
+        result["targets"][target.name] = {
+            "benchmark": benchmark.info.name,
+            "judgement_set": benchmark.info.judgement_set,
+            "queries": len(benchmark.queries),
+            "families": card["families"],
+            "systems": {row["system"]: summary(row) for row in card["systems"]},
+        }
+    return result
+
+
+def write_checks(result: Mapping[str, Any], out_dir: Path) -> Path:
+    path = Path(out_dir) / CHECKS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def read_checks(reports: Path) -> dict[str, Any] | None:
+    path = Path(reports) / CHECKS_FILE
+    if not path.is_file():
+        return None
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict) or "targets" not in value:
+        raise BenchmarkError(f"{path}: not a checks file")
+    return value

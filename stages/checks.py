@@ -1,0 +1,68 @@
+"""DVC stage checks: every system on the locked check split and the second-check benchmarks.
+
+    python stages/checks.py --corpus NAME
+
+Targets: <base.reports>/benchmark-check/ (the adjudicate stage's check side, when the dev
+benchmark has a split) and each benchmark of corpora.NAME.checks.second (assembled from its
+newest judgement set under <base.reports>/checks/B/benchmark/). Systems: corpora.NAME.checks.
+systems (default: the corpus's scored systems), the shipped selection, and each named extra
+selection (corpora.NAME.checks.selections: label -> selection.json). Writes
+runs-check/NAME/<target>/<label>.trec and <base.reports>/checks.json (read by stage score).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import run, stage_params  # noqa: E402
+
+from mambomeme.config import (  # noqa: E402
+    build_dir,
+    check_benchmark_dir,
+    corpus_config,
+    evaluation_systems,
+)
+from mambomeme.evaluation.checks import Runner, score_targets, targets, write_checks  # noqa: E402
+from mambomeme.evaluation.evaluate import bootstrap_settings, find_corpus_manifest  # noqa: E402
+from mambomeme.search.shipped import from_selection, shipped  # noqa: E402
+
+
+def main() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    params = stage_params(__doc__.splitlines()[0])
+    _, corpus = corpus_config(params)
+    settings = corpus.get("checks") or {}
+    reports, build = Path(params["base"]["reports"]), build_dir(params)
+    found = targets(
+        check_benchmark_dir(params), list(settings.get("second", [])), Path("benchmarks"),
+        Path("judgement-sets"), reports,
+    )  # fmt: skip
+    runners: list[Runner] = []
+    if found:
+        from mambomeme.search.engine import Engine
+
+        engine = Engine.open(build, params)
+        systems = [str(s) for s in settings.get("systems", evaluation_systems(params))]
+        runners = [Runner(s, engine, s, params) for s in systems]
+        served = [("shipped", shipped(params, build, reports))]
+        for label, path in (settings.get("selections") or {}).items():
+            served.append((str(label), from_selection(params, Path(path))))
+        for label, ship in served:
+            runners.append(Runner(label, Engine.open(build, ship.params), ship.system, ship.params))
+    seed, resamples = bootstrap_settings(params, None, None)
+    gates = reports / "gates-input.json"
+    result = score_targets(
+        found, runners, Path("runs-check") / str(params["base"]["corpus"]), build,
+        find_corpus_manifest(build, None), gates if gates.exists() else None, seed, resamples,
+    )  # fmt: skip
+    write_checks(result, reports)
+    for name, target in result["targets"].items():
+        rows = ", ".join(f"{s} {r['mmts_raw']:.1f}" for s, r in target["systems"].items())
+        print(f"checks {name} ({target['queries']} queries): raw MMTS {rows}")
+
+
+if __name__ == "__main__":
+    run(main)
