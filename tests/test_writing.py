@@ -64,3 +64,14 @@ def test_check_file_counts_repeats_and_template_cap(tmp_path: Path) -> None:
     assert any("targeted 5 times" in p for p in problems)
     assert any("earlier version" in p for p in problems)
     assert any(":6: invalid JSON" in p for p in problems)
+
+
+def test_packet_rows_keep_a_line_separator_inside_a_caption(tmp_path: Path) -> None:
+    """A caption holding U+2028 (legal in JSON) must not split its record (str.splitlines
+    would): a writer hit this on a real caption."""
+    from mambomeme.evaluation.writing import read_rendered
+
+    path = tmp_path / "corpus-targets.jsonl"
+    rows = [{"id": "fx:a", "text": "top\u2028bottom"}, {"id": "fx:b", "text": "x"}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    assert read_rendered(path)["fx:a"]["text"] == "top\u2028bottom"

@@ -89,7 +89,7 @@ def to_json(item: Rendered) -> str:
 def read_rendered(path: Path) -> dict[str, dict[str, Any]]:
     """A packet's corpus file: item id -> rendered row."""
     rows: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if line.strip():
             try:
                 row = json.loads(line)
@@ -188,7 +188,7 @@ def check_file(
     seen: set[str] = set()
     avoided = {" ".join(t.casefold().split()) for t in avoid}
     per_template: Counter[str] = Counter()
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -221,7 +221,7 @@ def check_file(
 def counts(path: Path) -> dict[str, Counter[str]]:
     """Per slice: answerable, no-match and subset counts of a writer's file."""
     out: dict[str, Counter[str]] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in Path(path).read_text(encoding="utf-8").split("\n"):
         if not line.strip():
             continue
         row = json.loads(line)
