@@ -54,8 +54,10 @@ def main() -> None:
             runners.append(Runner(label, Engine.open(build, ship.params), ship.system, ship.params))
     seed, resamples = bootstrap_settings(params, None, None)
     gates = reports / "gates-input.json"
+    run_dir = Path("runs-check") / str(params["base"]["corpus"])
+    run_dir.mkdir(parents=True, exist_ok=True)  # the stage's output, also with no target
     result = score_targets(
-        found, runners, Path("runs-check") / str(params["base"]["corpus"]), build,
+        found, runners, run_dir, build,
         find_corpus_manifest(build, None), gates if gates.exists() else None, seed, resamples,
     )  # fmt: skip
     write_checks(result, reports)
