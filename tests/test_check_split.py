@@ -123,3 +123,55 @@ def test_tuning_stage_never_opens_the_check_side(tmp_path: Path, fixture_build: 
     check_side = (reports / "benchmark-check").resolve()
     assert not [p for p in resolved if p.is_relative_to(check_side)]
     assert (reports / "selection.json").is_file()
+
+
+def test_reranker_holds_out_only_the_check_side_when_asked() -> None:
+    """rerank.held_out "benchmarks/B@check": the check side's families never train the
+    reranker; the tune side may (as it may tune thresholds)."""
+    from mambomeme.errors import MamboMemeError
+    from mambomeme.rerank.data import held_out_families
+
+    dev = ROOT / "benchmarks" / "dev-v3"
+    split = read_split(dev)
+    assert split is not None
+    every = held_out_families(str(dev))
+    check = held_out_families(f"{dev}@check")
+    assert check and check < every
+    assert check == {f for f in every if split.side(f) == "check"}
+    with pytest.raises(MamboMemeError, match="no 'check' side"):
+        held_out_families(f"{ROOT / 'benchmarks' / 'dev-v2'}@check")
+
+
+def test_a_query_dropped_after_judging_keeps_its_rows_but_leaves_the_set(tmp_path: Path) -> None:
+    """dropped.jsonl: the annotator files keep the dropped query's rows (never deleted);
+    adjudication leaves them out and names the query. Without the file the rows are an error,
+    and a dropped qid still in queries.jsonl is refused."""
+    dev = tmp_path / "dev-v1"
+    shutil.copytree(ROOT / "benchmarks" / "dev-v1", dev)
+    lines = (dev / "queries.jsonl").read_text().splitlines()
+    gone = json.loads(lines[-1])["qid"]
+    assert json.loads(lines[-1])["slice"] not in ("entity", "quote")  # no exact targets
+    (dev / "queries.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    labels = ac.sheets.read_labels(ROOT / "judgements/dev-v1/annotator-a.csv")
+    assert any(q == gone for q, _ in labels)
+    pool = [pooling.Candidate(q, i, ("bm25@1",)) for q, i in sorted(labels)]
+    pooling.write_pool(tmp_path / "pool", pool, {"pairs": len(pool)})
+
+    def adjudicate(sets: Path) -> ac.Adjudication:
+        shutil.copytree(ROOT / "judgement-sets" / "dev-v1", sets)
+        return ac.adjudicate_run(
+            dev, dev / "pool.yaml", tmp_path / "pool", ROOT / "judgements/dev-v1", sets,
+            tmp_path / "queue", tmp_path / "scored", {}, tmp_path,
+        )  # fmt: skip
+
+    with pytest.raises(BenchmarkError, match="is not a query"):
+        adjudicate(tmp_path / "sets-1")
+    (dev / "dropped.jsonl").write_text(json.dumps({"qid": gone, "reason": "test"}) + "\n")
+    done = adjudicate(tmp_path / "sets-2")
+    record = json.loads((tmp_path / "scored" / "judgement-set.json").read_text())
+    assert record["coverage"]["dropped_queries"] == [gone]
+    assert gone not in (tmp_path / "scored" / "qrels.txt").read_text()
+    assert done.pairs == sum(1 for q, _ in labels if q != gone)
+    (dev / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkError, match="still in queries.jsonl"):
+        adjudicate(tmp_path / "sets-3")

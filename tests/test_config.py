@@ -22,8 +22,8 @@ def test_each_corpus_gets_its_own_reports_and_benchmark() -> None:
     tenk = load_params(PARAMS, "memes-10k")
     assert tenk["base"]["corpus"] == "memes-10k"
     assert tenk["base"]["reports"] == "reports/memes-10k"
-    assert tenk["evaluation"]["benchmark"] == "benchmarks/dev-v2"
-    assert tenk["evaluation"]["benchmark_name"] == "dev-v2"
+    assert tenk["evaluation"]["benchmark"] == "benchmarks/dev-v3"
+    assert tenk["evaluation"]["benchmark_name"] == "dev-v3"
     # a corpus's own rerank entries win over the defaults; the rest are kept
     assert fixture["rerank"]["benchmark"] == "benchmarks/fixture"
     assert fixture["rerank"]["candidates"] == tenk["rerank"]["candidates"]

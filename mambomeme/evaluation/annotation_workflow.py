@@ -257,6 +257,38 @@ def _sample(pairs: set[tuple[str, str]]) -> list[list[str]]:
     return [list(p) for p in sorted(pairs)[:10]]
 
 
+DROPPED_FILE = "dropped.jsonl"
+
+
+def read_dropped(benchmark_dir: Path, qids: set[str]) -> dict[str, str]:
+    """The benchmark's dropped.jsonl: queries removed after judging ({"qid", "reason"} a
+    line; e.g. an answerable query no annotator graded any candidate of >= 2). Their graded
+    rows stay in the annotator files (judgements are never deleted) and are left out of the
+    set; a listed qid still in queries.jsonl is an error."""
+    path = Path(benchmark_dir) / DROPPED_FILE
+    if not path.is_file():
+        return {}
+    dropped: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            qid, reason = str(row["qid"]), str(row["reason"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BenchmarkError(
+                f'{path}:{number}: expected {{"qid": ..., "reason": ...}}'
+            ) from None
+        if qid in qids:
+            raise BenchmarkError(f"{path}:{number}: {qid!r} is dropped but still in queries.jsonl")
+        dropped[qid] = reason
+    return dropped
+
+
+def _without(labels: Mapping[adj.Key, Any], dropped: Mapping[str, str]) -> dict[adj.Key, Any]:
+    return {k: v for k, v in labels.items() if k[0] not in dropped}
+
+
 def adjudicate_run(
     benchmark_dir: Path,
     config_path: Path,
@@ -295,7 +327,8 @@ def adjudicate_run(
             f"waiting for annotator files {', '.join(missing)} (blind exports in "
             f"{', '.join(str(pool_dir / n) for n in names)}/)"
         )
-    first, second = (sheets.read_labels(files[n]) for n in names)
+    dropped = read_dropped(benchmark_dir, {q.qid for q in queries})
+    first, second = (_without(sheets.read_labels(files[n]), dropped) for n in names)
     both = set(first) & set(second)
     one_only = set(first) ^ set(second)
     labels = {
@@ -304,7 +337,7 @@ def adjudicate_run(
     }
     queue = adj.disagreements(labels["a"], labels["b"])
     third_file = judgements / f"{THIRD}.csv"
-    third = sheets.read_labels(third_file) if third_file.is_file() else {}
+    third = _without(sheets.read_labels(third_file), dropped) if third_file.is_file() else {}
     pending = [k for k in queue if k not in third]
     if pending:
         _queue_export(queue_out, pending, queries, config, items, build)
@@ -331,6 +364,7 @@ def adjudicate_run(
         "judged_outside_pool": len(both - pool),
         "one_annotator_only": len(one_only),
         "one_annotator_only_sample": _sample(one_only),
+        "dropped_queries": sorted(dropped),
     }
     base = {"inputs": inputs, "coverage": coverage}
     split = read_split(benchmark_dir)

@@ -32,6 +32,7 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.evaluation.benchmark import Query, read_queries
 from mambomeme.evaluation.judgement_sets import versions
 from mambomeme.evaluation.pooling import item_family, read_partitions
+from mambomeme.evaluation.split import read_split
 from mambomeme.rerank.text import item_text
 
 MAX_QUERY_WORDS = 25
@@ -73,6 +74,20 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             raise MamboMemeError(f"{path}:{number}: expected 'qid 0 item grade'")
         out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
     return out
+
+
+def held_out_families(spec: str) -> set[str]:
+    """The query families of a `rerank.held_out` entry: "benchmarks/B" (all of B's) or
+    "benchmarks/B@check" (only those on B's check side, evaluation/split.py: the tune side may
+    train, as it may tune)."""
+    path, _, side = str(spec).partition("@")
+    families = {q.family for q in read_queries(Path(path) / "queries.jsonl")}
+    if not side:
+        return families
+    split = read_split(Path(path))
+    if split is None or side not in ("tune", "check"):
+        raise MamboMemeError(f"rerank.held_out {spec!r}: {path} has no {side!r} side")
+    return {f for f in families if split.side(f) == side}
 
 
 def allowed_families(
@@ -297,13 +312,7 @@ def build_training_set(
         raise MamboMemeError(f"{rerank['judgements']}: no judgement set of {benchmark.name}")
     judgement_set = sets[-1][1]
     queries = read_queries(benchmark / "queries.jsonl")
-    held_out = sorted(
-        {
-            q.family
-            for path in rerank.get("held_out", [])
-            for q in read_queries(Path(path) / "queries.jsonl")
-        }
-    )
+    held_out = sorted(set().union(*(held_out_families(p) for p in rerank.get("held_out", []))))
     families_csv = Path(rerank["families"])
     allowed = allowed_families(read_partitions(families_csv), extra_families, held_out)
     seed = int(rerank["seed"])
