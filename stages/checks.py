@@ -4,7 +4,8 @@
 
 Targets: <base.reports>/benchmark-check/ (the adjudicate stage's check side, when the dev
 benchmark has a split) and each benchmark of corpora.NAME.checks.second (assembled from its
-newest judgement set under <base.reports>/checks/B/benchmark/). Systems: corpora.NAME.checks.
+newest judgement set under <base.reports>/checks/B/benchmark/), and the tune side for the extra
+selections only (the scorecard scores everything else there). Systems: corpora.NAME.checks.
 systems (default: the corpus's scored systems), the shipped selection, and each named extra
 selection (corpora.NAME.checks.selections: label -> selection.json). Writes
 runs-check/NAME/<target>/<label>.trec and <base.reports>/checks.json (read by stage score).
@@ -24,6 +25,7 @@ from mambomeme.config import (  # noqa: E402
     check_benchmark_dir,
     corpus_config,
     evaluation_systems,
+    scored_benchmark_dir,
 )
 from mambomeme.evaluation.checks import Runner, score_targets, targets, write_checks  # noqa: E402
 from mambomeme.evaluation.evaluate import bootstrap_settings, find_corpus_manifest  # noqa: E402
@@ -36,9 +38,10 @@ def main() -> None:
     _, corpus = corpus_config(params)
     settings = corpus.get("checks") or {}
     reports, build = Path(params["base"]["reports"]), build_dir(params)
+    selections = {str(k): Path(v) for k, v in (settings.get("selections") or {}).items()}
     found = targets(
         check_benchmark_dir(params), list(settings.get("second", [])), Path("benchmarks"),
-        Path("judgement-sets"), reports,
+        Path("judgement-sets"), reports, (scored_benchmark_dir(params), frozenset(selections)),
     )  # fmt: skip
     runners: list[Runner] = []
     if found:
@@ -48,8 +51,8 @@ def main() -> None:
         systems = [str(s) for s in settings.get("systems", evaluation_systems(params))]
         runners = [Runner(s, engine, s, params) for s in systems]
         served = [("shipped", shipped(params, build, reports))]
-        for label, path in (settings.get("selections") or {}).items():
-            served.append((str(label), from_selection(params, Path(path))))
+        for label, path in selections.items():
+            served.append((label, from_selection(params, path)))
         for label, ship in served:
             runners.append(Runner(label, Engine.open(build, ship.params), ship.system, ship.params))
     seed, resamples = bootstrap_settings(params, None, None)

@@ -30,8 +30,9 @@ VERSION = "checks-v1"
 
 @dataclass(frozen=True)
 class Target:
-    name: str  # "check" or a second check's benchmark name
+    name: str  # "check", "tune" or a second check's benchmark name
     benchmark_dir: Path
+    only: frozenset[str] | None = None  # run only these runner labels (None: every runner)
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,19 @@ def second_check(benchmark: str, benchmarks: Path, sets: Path, out: Path) -> Tar
 
 
 def targets(
-    check_dir: Path, second: Sequence[str], benchmarks: Path, sets: Path, reports: Path
+    check_dir: Path,
+    second: Sequence[str],
+    benchmarks: Path,
+    sets: Path,
+    reports: Path,
+    tune: tuple[Path, frozenset[str]] | None = None,
 ) -> list[Target]:
-    """The check side (when the dev benchmark has one) and every second check."""
+    """The check side (when the dev benchmark has one), every second check and, with `tune`
+    (folder, labels), the tune side for runners the scorecard itself does not score (frozen
+    earlier selections), so they can be compared on all sides."""
     found = [Target("check", check_dir)] if has_check(check_dir) else []
+    if tune is not None and found and tune[1]:
+        found.append(Target("tune", tune[0], tune[1]))
     for name in second:
         found.append(second_check(name, benchmarks, sets, reports / "checks" / name / "benchmark"))
     return found
@@ -92,6 +102,8 @@ def score_targets(
         benchmark = load_benchmark(target.benchmark_dir)
         runs = {}
         for runner in runners:
+            if target.only is not None and runner.label not in target.only:
+                continue
             out = run_dir / target.name / f"{runner.label}.trec"
             out.parent.mkdir(parents=True, exist_ok=True)
             label = runner.label if runner.label != runner.system else None

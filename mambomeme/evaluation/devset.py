@@ -23,19 +23,12 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import ALL_FIELDS, Item
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation.overlap import content_words
-from mambomeme.evaluation.writing import QUERY_FIELDS
+from mambomeme.evaluation.writing import QUERY_FIELDS, read_jsonl
 
 
 def read_writer_file(path: Path, writer: str) -> list[dict[str, Any]]:
-    rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BenchmarkError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
-            rows.append({**row, "writer": writer})
-    return rows
+    """A writer's queries.jsonl, each row marked with who wrote it."""
+    return [{**row, "writer": writer} for row in read_jsonl(path)]
 
 
 def query_line(row: Mapping[str, Any]) -> str:

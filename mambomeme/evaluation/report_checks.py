@@ -30,8 +30,10 @@ def checks_lines(card: Mapping[str, Any]) -> list[str]:
     if not checks or not checks.get("targets"):
         return []
     targets = checks["targets"]
-    names = list(targets)
+    names = [n for n in targets if n != "tune"]
     tune = {row["system"]: row for row in card["systems"]}
+    for system, row in targets.get("tune", {}).get("systems", {}).items():
+        tune.setdefault(system, row)  # frozen earlier selections, scored by the checks stage
     head = ["system", "tune MMTS (raw)", "tune Q"]
     for name in names:
         head += [f"{name} MMTS (raw)", f"{name} Q"]

@@ -86,17 +86,22 @@ def to_json(item: Rendered) -> str:
     return json.dumps(row, ensure_ascii=False)
 
 
-def read_rendered(path: Path) -> dict[str, dict[str, Any]]:
-    """A packet's corpus file: item id -> rendered row."""
-    rows: dict[str, dict[str, Any]] = {}
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """One JSON object a line, split on "\\n" only (a caption may hold U+2028, which
+    str.splitlines would split on); an invalid line is an error naming it."""
+    rows: list[dict[str, Any]] = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if line.strip():
             try:
-                row = json.loads(line)
+                rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise BenchmarkError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
-            rows[str(row["id"])] = row
     return rows
+
+
+def read_rendered(path: Path) -> dict[str, dict[str, Any]]:
+    """A packet's corpus file: item id -> rendered row."""
+    return {str(row["id"]): row for row in read_jsonl(path)}
 
 
 def _strings(value: Any) -> bool:
