@@ -4,7 +4,7 @@
 
 Targets: <base.reports>/benchmark-check/ (the adjudicate stage's check side, when the dev
 benchmark has a split) and each benchmark of corpora.NAME.checks.second (assembled from its
-newest judgement set under <base.reports>/checks/B/benchmark/), and the tune side for the extra
+newest judgement set under runs-check/NAME/B/benchmark/), and the tune side for the extra
 selections only (the scorecard scores everything else there). Systems: corpora.NAME.checks.
 systems (default: the corpus's scored systems), the shipped selection, and each named extra
 selection (corpora.NAME.checks.selections: label -> selection.json). Writes
@@ -39,9 +39,11 @@ def main() -> None:
     settings = corpus.get("checks") or {}
     reports, build = Path(params["base"]["reports"]), build_dir(params)
     selections = {str(k): Path(v) for k, v in (settings.get("selections") or {}).items()}
+    run_dir = Path("runs-check") / str(params["base"]["corpus"])
+    run_dir.mkdir(parents=True, exist_ok=True)  # the stage's output, also with no target
     found = targets(
         check_benchmark_dir(params), list(settings.get("second", [])), Path("benchmarks"),
-        Path("judgement-sets"), reports, (scored_benchmark_dir(params), frozenset(selections)),
+        Path("judgement-sets"), run_dir, (scored_benchmark_dir(params), frozenset(selections)),
     )  # fmt: skip
     runners: list[Runner] = []
     if found:
@@ -57,8 +59,6 @@ def main() -> None:
             runners.append(Runner(label, Engine.open(build, ship.params), ship.system, ship.params))
     seed, resamples = bootstrap_settings(params, None, None)
     gates = reports / "gates-input.json"
-    run_dir = Path("runs-check") / str(params["base"]["corpus"])
-    run_dir.mkdir(parents=True, exist_ok=True)  # the stage's output, also with no target
     result = score_targets(
         found, runners, run_dir, build,
         find_corpus_manifest(build, None), gates if gates.exists() else None, seed, resamples,

@@ -2,7 +2,7 @@
 earlier dev versions as second checks, shown beside the tune side in the scorecard.
 
 Each target is a FORMAT.md benchmark folder with its frozen judgements: the adjudicate stage's
-`<reports>/benchmark-check/` and, per second check B, `<reports>/checks/B/benchmark/`
+`<reports>/benchmark-check/` and, per second check B, `<run dir>/B/benchmark/` (beside B's runs)
 assembled here from benchmarks/B and B's newest judgement set. Every listed system (and the
 shipped selection) runs over each target and is scored by the scorecard's own code; only a
 compact summary per system is kept (checks.json). The check side is scored once per pipeline
@@ -59,7 +59,7 @@ def targets(
     second: Sequence[str],
     benchmarks: Path,
     sets: Path,
-    reports: Path,
+    run_dir: Path,
     tune: tuple[Path, frozenset[str]] | None = None,
 ) -> list[Target]:
     """The check side (when the dev benchmark has one), every second check and, with `tune`
@@ -69,7 +69,7 @@ def targets(
     if tune is not None and found and tune[1]:
         found.append(Target("tune", tune[0], tune[1]))
     for name in second:
-        found.append(second_check(name, benchmarks, sets, reports / "checks" / name / "benchmark"))
+        found.append(second_check(name, benchmarks, sets, run_dir / name / "benchmark"))
     return found
 
 
