@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation import judgement_sets as js
 from mambomeme.evaluation.benchmark import load_benchmark
@@ -126,10 +127,7 @@ def score_targets(
 
 def write_checks(result: Mapping[str, Any], out_dir: Path) -> Path:
     path = Path(out_dir) / CHECKS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json_atomic(path, result)
     return path
 
 

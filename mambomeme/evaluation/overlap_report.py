@@ -23,9 +23,10 @@ from typing import Any
 from mambomeme.corpus.knowledge import TemplateKnowledge, key
 from mambomeme.corpus.schema import Item
 from mambomeme.evaluation import pooling
+from mambomeme.evaluation.benchmark import SLICES
 from mambomeme.evaluation.overlap import share
+from mambomeme.evaluation.report import publish
 
-SLICES = ("entity", "quote", "topic", "concept", "visual", "noisy")
 VERSION = "overlap-v1"
 
 
@@ -156,16 +157,12 @@ def render_markdown(report: Mapping[str, Any]) -> str:
 
 
 def write_report(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """overlap.json and overlap.md, published together (report.publish: both or neither)."""
     files = {
-        out_dir / "overlap.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
-        out_dir / "overlap.md": render_markdown(report) + "\n",
+        Path(out_dir) / "overlap.json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+        Path(out_dir) / "overlap.md": render_markdown(report) + "\n",
     }
-    for path, text in files.items():
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+    publish({path: text.encode("utf-8") for path, text in files.items()})
     return list(files)
 
 

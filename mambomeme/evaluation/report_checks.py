@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mambomeme.evaluation.overlap_report import SLICES
+from mambomeme.evaluation.benchmark import SLICES
 
 
 def _num(value: Any, digits: int = 2) -> str:

@@ -18,11 +18,10 @@ from typing import Any, NamedTuple
 
 from mambomeme.corpus.sources.base import RawRecord
 from mambomeme.errors import BenchmarkError
+from mambomeme.evaluation.benchmark import SLICES, SUBSETS
 from mambomeme.evaluation.overlap import shared_words
 from mambomeme.evaluation.pooling import item_family
 
-SLICES = ("entity", "quote", "topic", "concept", "visual", "noisy")
-SUBSETS = ("safety", "multi_cue", "filter")
 FILTER_KEYS = ("kind", "language", "template")
 # Fields a writer's line may hold: the benchmark's query fields plus what becomes pool.yaml
 # (gold, hard negatives), exact-targets.jsonl (exact_targets) and the audit trail.
