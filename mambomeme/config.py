@@ -64,6 +64,9 @@ def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, An
     view["evaluation"] = dict(
         params.get("evaluation") or {}, benchmark=f"benchmarks/{bench}", benchmark_name=bench
     )
+    useful = config.get("usefulness")  # a corpus's own usefulness training data
+    if useful is not None:
+        view["usefulness"] = dict(params.get("usefulness") or {}, **useful)
     rerank = config.get("rerank")  # a corpus's own reranker settings over the defaults
     if rerank is not None:
         view["rerank"] = dict(params.get("rerank") or {}, **rerank)

@@ -32,7 +32,13 @@ from mambomeme.evaluation.score import (  # noqa: E402
     aggregate,
     evaluate_run,
 )
-from mambomeme.evaluation.tuning import add_to_selection, search_params, tune  # noqa: E402
+from mambomeme.evaluation.tuning import (  # noqa: E402
+    add_to_selection,
+    load_selection,
+    search_params,
+    tune,
+)
+from mambomeme.models.usefulness.fit import fit_for_selection  # noqa: E402
 from mambomeme.release.protocol import check_tuning_allowed, read_benchmark_meta  # noqa: E402
 from mambomeme.search.engine import Engine, EngineConfig  # noqa: E402
 from mambomeme.search.results import Filters, SearchResponse  # noqa: E402
@@ -133,6 +139,18 @@ def main() -> None:
             f"with abstention: {joint['config']} objective {joint['objective']:.4f} "
             f"(grid best without: {selection.objective:.4f}); abstention "
             f"{joint['abstention_report']['chosen']}"
+        )
+    if (params.get("usefulness") or {}).get("enabled"):
+        path = Path(params["base"]["reports"]) / "selection.json"
+        frozen = load_selection(path)
+        fields = fit_for_selection(
+            params, engine, benchmark, frozen["config"], float(frozen["objective"])
+        )
+        add_to_selection(path, fields)
+        report = fields["usefulness_report"]
+        print(
+            f"usefulness model: objective {report['objective_out_of_fold']:.4f} out of fold "
+            f"vs {report['selection_objective']:.4f}: {'kept' if report['kept'] else 'not kept'}"
         )
 
 

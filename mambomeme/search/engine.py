@@ -15,6 +15,7 @@ Order of work for one request (retrieval spec, seeds/002):
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import threading
@@ -36,8 +37,15 @@ from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
 from mambomeme.index.verified import ensure_verified
+from mambomeme.models.usefulness.features import CandidateEvidence, RequestSignals, matrix
+from mambomeme.models.usefulness.model import UsefulnessModel
 from mambomeme.search import systems
-from mambomeme.search.abstention import AbstentionModel, RequestEvidence, features
+from mambomeme.search.abstention import (
+    IDENTITY_FIELDS,
+    AbstentionModel,
+    RequestEvidence,
+    features,
+)
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import coverage, item_tokens
 from mambomeme.search.exact import CHECKED_PER_LIST, exact_tier, is_exact, words
@@ -47,7 +55,9 @@ from mambomeme.search.present import matched_fields
 from mambomeme.search.results import Filters, Result, RouteHit, SearchResponse
 from mambomeme.search.routes import ROUTES
 from mambomeme.search.routes.base import Cue, CueEvidence, Route, RouteContext, RouteQuery, Signal
+from mambomeme.search.slang import Slang
 from mambomeme.search.systems import DEFAULT_SYSTEM, System
+from mambomeme.search.usefulness import NOT_EXACT, apply_model
 
 if TYPE_CHECKING:
     from mambomeme.rerank.model import Reranker
@@ -71,7 +81,10 @@ class EngineConfig:
     query_threads: int
     query_encoder: str  # params dense.query_encoder: onnx or torch
     abstention: AbstentionModel | None = None  # search.abstention (a frozen selection's)
+    usefulness: UsefulnessModel | None = None  # search.usefulness (a frozen selection's): when
+    # set it decides order, list length and no-match (search/usefulness.py), not abstention
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
+    slang: bool = False  # search.slang: a cue in chat spelling adds its English rewrite
     rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
     rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
@@ -93,6 +106,7 @@ class EngineConfig:
             query_threads=int(params.get("dense", {}).get("query_threads", 1)),
             query_encoder=query_encoder_kind(params),
             exact_first=bool(search.get("exact_first", False)),
+            slang=bool(search.get("slang", False)),
             rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
             rerank_fused_weight=float(params.get("rerank", {}).get("fused_weight", 0.0)),
             reranker_dir=(
@@ -101,6 +115,11 @@ class EngineConfig:
             abstention=(
                 AbstentionModel.from_mapping(search["abstention"])
                 if search.get("abstention")
+                else None
+            ),
+            usefulness=(
+                UsefulnessModel.from_mapping(search["usefulness"])
+                if search.get("usefulness")
                 else None
             ),
         )
@@ -125,6 +144,8 @@ class Candidates:
     fields: tuple[str, ...]
     mask: np.ndarray
     texts: Mapping[int, str] = dataclasses.field(default_factory=dict)  # normalised cues
+    exact_rows: dict[tuple[int, int], bool] = dataclasses.field(default_factory=dict)
+    # (cue, row) -> is_exact, filled as ranking checks them (ranked more than once per request)
 
 
 class Engine:
@@ -158,10 +179,18 @@ class Engine:
         self._lock = threading.Lock()  # the reranker's loading
         self._df_lock = threading.Lock()  # not self._lock: loading a reranker takes seconds
         self._token_cache: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+        self._slang: Slang | None = None
 
     @classmethod
     def open(cls, build_dir: Path, params: Mapping[str, Any]) -> Engine:
         return cls(Path(build_dir), EngineConfig.from_params(params))
+
+    def with_config(self, config: EngineConfig) -> Engine:
+        """This engine's open indexes and loaded routes under another config (tuning: retrieval
+        settings such as search.slang differ per candidate config)."""
+        other = copy.copy(self)
+        other.config = config
+        return other
 
     # -- systems ---------------------------------------------------------------------------
     def systems(self) -> tuple[str, ...]:
@@ -203,6 +232,13 @@ class Engine:
         candidates = self.retrieve(cues, filters, system, max(self.config.depth, limit), clock)
         if candidates is None:
             return SearchResponse(request_id, system, tuple(cues), (), clock.laps, "empty query")
+        added = tuple(text for i, text in sorted(candidates.texts.items()) if i >= len(cues))
+        useful = self.config.usefulness
+        if useful is not None and not candidates.spec.rerank:
+            results, reason = self.useful(candidates, useful, limit, clock)
+            return SearchResponse(
+                request_id, system, tuple(cues), tuple(results), clock.laps, reason, added
+            )
         if candidates.spec.rerank:
             top = self.config.rerank_candidates
             fused = self.rank(candidates, max(limit, top), self.config, clock)
@@ -218,7 +254,34 @@ class Engine:
             if p < model.threshold:
                 reason = f"abstained: no good match (P(good match) {p:.3f} < {model.threshold:.3f})"
                 results = []
-        return SearchResponse(request_id, system, tuple(cues), tuple(results), clock.laps, reason)
+        return SearchResponse(
+            request_id, system, tuple(cues), tuple(results), clock.laps, reason, added
+        )
+
+    def permissive_pool(
+        self,
+        candidates: Candidates,
+        size: int,
+        config: EngineConfig | None = None,
+        clock: _Clock | None = None,
+    ) -> list[Result]:
+        """The fused list under `config` (default: the engine's) with no per-route evidence
+        threshold: what the usefulness model scores (its first `size` results)."""
+        config = config or self.config
+        open_config = dataclasses.replace(
+            config, evidence={name: -math.inf for name in config.evidence}
+        )
+        return self.rank(candidates, size, open_config, clock)
+
+    def useful(
+        self, candidates: Candidates, model: UsefulnessModel, limit: int, clock: _Clock
+    ) -> tuple[list[Result], str]:
+        """Order, cut and no-match by the usefulness model (search/usefulness.py)."""
+        pool = self.permissive_pool(candidates, max(model.pool, limit), clock=clock)
+        evidence, request = self.describe(candidates, pool)
+        results, reason, _ = apply_model(model, pool, evidence, matrix(evidence, request), limit)
+        clock.lap("usefulness")
+        return results, reason
 
     # -- reranking -------------------------------------------------------------------------
     def reranker(self) -> Reranker | None:
@@ -302,6 +365,84 @@ class Engine:
             results=len(results),
         )
 
+    def describe(
+        self, candidates: Candidates, results: Sequence[Result]
+    ) -> tuple[list[CandidateEvidence], RequestSignals]:
+        """The usefulness model's inputs for `results` (a permissive fused list): per candidate
+        where each route put it and how its text covers the cues; per request what the main
+        cue's route lists say (models/usefulness/features.py)."""
+        main = min(candidates.content)
+        content = candidates.content[main]
+        fixes = candidates.corrections.get(main, {})
+        df = self._document_frequencies()
+        n = len(self.items.ids)
+        idf = {w: math.log((n + 1) / (df.get(w, 0) + 1)) for w in content}
+        idf_total = max(sum(idf.values()), 1e-9)
+        main_lists = {
+            self.routes[lst.route].signal: lst.hits for lst in candidates.lists if lst.cue == main
+        }
+        cosines = main_lists.get(Signal.MEANING, [])
+        lexical = main_lists.get(Signal.WORDS, [])
+        lexical_top = {row for row, _ in lexical[:10]}
+        dense_top = {row for row, _ in cosines[:10]}
+        request = RequestSignals(
+            content_words=len(content),
+            cues=len(candidates.content),
+            top_cosine=cosines[0][1] if cosines else 0.0,
+            last_cosine=cosines[-1][1] if cosines else 0.0,
+            top_bm25=-lexical[0][1] if lexical else 0.0,
+            route_agreement=len(lexical_top & dense_top) / 10.0 if lexical and cosines else 0.0,
+            typo_used=any(candidates.corrections.values()),
+        )
+        in_pool = {self.items.row_of[r.item_id]: 0.0 for r in results}
+        tiers = self._exact_tiers(candidates, candidates.lists, in_pool)
+        described = []
+        for position, result in enumerate(results, start=1):
+            row = self.items.row_of[result.item_id]
+            present = self._tokens(row, candidates.fields)
+            ranks: dict[str, int] = {}
+            scores: dict[str, float] = {}
+            cues = set()
+            for hit in result.hits:
+                if hit.route == RERANK_HIT:
+                    continue
+                cues.add(hit.cue)
+                meaning = self.routes[hit.route].signal is Signal.MEANING
+                score = hit.score if meaning else -hit.score  # BM25: lower is better
+                ranks[hit.route] = min(ranks.get(hit.route, hit.rank), hit.rank)
+                scores[hit.route] = max(scores.get(hit.route, score), score)
+            matched = [w for w in content if coverage([w], fixes, present) > 0]
+            fields = {m.field for m in result.matched_fields}
+            identity = bool(fields & IDENTITY_FIELDS)
+            item = self.items.item(row)
+            described.append(
+                CandidateEvidence(
+                    position=position,
+                    ranks=ranks,
+                    scores=scores,
+                    coverage=coverage(content, fixes, present),
+                    idf_coverage=sum(idf[w] for w in matched) / idf_total,
+                    best_cue_coverage=max(
+                        coverage(words_, candidates.corrections.get(cue, {}), present)
+                        for cue, words_ in candidates.content.items()
+                    ),
+                    identity_field=identity,
+                    description_only=bool(fields) and not identity,
+                    exact_tier=tiers.get(row, NOT_EXACT),
+                    cues_found=len(cues),
+                    is_template=item.kind == "template",
+                )
+            )
+        return described, request
+
+    def slang(self) -> Slang:
+        """The chat-spelling rewriter over this build's vocabulary (search/slang.py)."""
+        with self._df_lock:
+            if self._slang is None:
+                vocabulary = self.lexical.vocabulary()
+                self._slang = Slang(vocabulary.__contains__)
+            return self._slang
+
     def _document_frequencies(self) -> dict[str, int]:
         with self._df_lock:
             if self._df is None:
@@ -323,6 +464,11 @@ class Engine:
         clock = clock or _Clock()
         spec = self.system(system)
         texts = [normalise(c) for c in cues]
+        if self.config.slang:  # chat spelling read as English: one more cue per rewritten cue
+            for text in list(texts):
+                rewritten = self.slang().rewrite(text)
+                if rewritten is not None and normalise(rewritten) not in texts:
+                    texts.append(normalise(rewritten))
         cue_tokens = [fts_query.tokenize(t) for t in texts]
         active = [i for i, toks in enumerate(cue_tokens) if toks]
         clock.lap("normalise")
@@ -380,10 +526,11 @@ class Engine:
         seen_dups: set[str] = set()
         per_group: dict[str, int] = {}
         results: list[Result] = []
+        checked = any(math.isfinite(v) for v in config.evidence.values())  # -inf: no rule
         for row in self._prefetched(order):
             if len(results) == limit:
                 break
-            if not self._has_evidence(row, hits_of[row], candidates, config.evidence):
+            if checked and not self._has_evidence(row, hits_of[row], candidates, config.evidence):
                 continue
             item = self.items.item(row)
             if not (candidates.mask[row] and item.eligible):  # a defect, never a result
@@ -427,8 +574,13 @@ class Engine:
         if not rows:
             return {}
         cue_words = {cue: words(text) for cue, text in candidates.texts.items()}
-        self.items.prefetch(sorted({row for _, row in rows}))
-        exact = {row for cue, row in rows if is_exact(cue_words[cue], self.items.item(row))}
+        known = candidates.exact_rows
+        todo = sorted({row for key in rows if key not in known for row in (key[1],)})
+        self.items.prefetch(todo)
+        for cue, row in rows:
+            if (cue, row) not in known:
+                known[(cue, row)] = is_exact(cue_words[cue], self.items.item(row))
+        exact = {row for key in rows if known[key] for row in (key[1],)}
         cues = list(cue_words.values())
         return {row: exact_tier(cues, self.items.item(row)) for row in exact}
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import Item
@@ -24,10 +25,17 @@ GENERIC = frozenset({"template", "templates", "gif", "pic", "picture", "image", 
 IDENTITY = ("title", "aliases", "people", "template", "template_aliases")
 MIN_QUOTE_WORDS = 3
 CHECKED_PER_LIST = 30  # top lexical candidates per cue checked for an exact match
+WORDS_CACHED = 65536  # texts whose words are kept
 
 
 def words(text: str) -> list[str]:
-    return [m.group(0) for m in _TOKEN.finditer(normalise(text).casefold())]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=WORDS_CACHED)
+def _words(text: str) -> tuple[str, ...]:
+    """The folded words of a text (item texts repeat across requests: cached)."""
+    return tuple(m.group(0) for m in _TOKEN.finditer(normalise(text).casefold()))
 
 
 def _content(tokens: Sequence[str]) -> frozenset[str]:

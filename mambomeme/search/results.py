@@ -61,3 +61,4 @@ class SearchResponse:
     results: tuple[Result, ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
     empty_reason: str = ""
+    added_cues: tuple[str, ...] = ()  # cues the engine added (a chat-spelling rewrite)

@@ -8,7 +8,8 @@ exactly that as the scorecard row `shipped` (stage run_shipped). Served:
   3. else params.yaml's `search` defaults and the default system (nothing tuned yet).
 The system is named by the routes that keep a positive weight (search/systems.system_for), so a
 selection that gives the dense route no weight serves a lexical system and never loads the
-model.
+model. A selection with a usefulness model serves every route (EVERY_ROUTE_SYSTEM): the model
+reads the dense route's evidence even where fusion gives it no weight.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.errors import MamboMemeError
-from mambomeme.search.systems import DEFAULT_SYSTEM, system_for
+from mambomeme.search.systems import DEFAULT_SYSTEM, EVERY_ROUTE_SYSTEM, system_for
 
 SELECTION_FILE = "selection.json"
 
@@ -88,6 +89,11 @@ def from_selection(params: Mapping[str, Any], found: Path) -> Shipped:
     merged = apply_config(params, config)
     abstention = selection.get("abstention")
     merged["search"]["abstention"] = abstention if isinstance(abstention, dict) else None
+    useful = selection.get("usefulness")
+    merged["search"]["usefulness"] = useful if isinstance(useful, dict) else None
     weights = merged["search"]["route_weights"]
     note = str(found) + (" with abstention" if merged["search"]["abstention"] else "")
-    return Shipped(system_for(weights), merged, note)
+    note += " with the usefulness model" if merged["search"]["usefulness"] else ""
+    # the usefulness model reads every route's evidence, whatever fusion weighs
+    system = EVERY_ROUTE_SYSTEM if merged["search"]["usefulness"] else system_for(weights)
+    return Shipped(system, merged, note)

@@ -31,6 +31,7 @@ ABLATABLE = ("bm25", "dense", "hybrid")
 ABLATION = "-no-"
 DEFAULT_SYSTEM = "hybrid"  # served when nothing is tuned or asked for
 QUICK_SYSTEM = "bm25"  # needs no model: the TUI serves it until the model has loaded
+EVERY_ROUTE_SYSTEM = "hybrid"  # searches every route: what a usefulness model reads
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,63 @@
+"""Lists cut by usefulness: how the engine turns P(grade >= 2) per candidate into a list.
+
+With a usefulness model (models/usefulness/, frozen in the selection) the engine ranks a
+permissive fused list of `pool` candidates (every route of the system searched, no per-route
+evidence threshold) and then:
+  1. exact identity matches first (search/exact.py tiers: a named template, a quoted caption,
+     another exact match), every other candidate after them;
+  2. within each tier, by P(useful) (ties: the fused order);
+  3. a candidate is shown when P >= item_threshold or it is an exact match;
+  4. the list is empty when the best P is below empty_threshold and no candidate is exact:
+     the no-match decision reads every route's evidence, so no single route's silence
+     decides "empty".
+The thresholds are chosen on the dev benchmark's tune side (models/usefulness/train.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+
+from mambomeme.models.usefulness.features import CandidateEvidence
+from mambomeme.models.usefulness.model import UsefulnessModel
+from mambomeme.search.results import Result
+
+NOT_EXACT = 3
+
+
+def useful_list(
+    results: Sequence[Result],
+    evidence: Sequence[CandidateEvidence],
+    probability: np.ndarray,
+    item_threshold: float,
+    empty_threshold: float,
+    limit: int,
+) -> tuple[list[Result], str]:
+    """The shown list (ranks renumbered) and, when it is empty, why."""
+    if not results:
+        return [], "no candidate"
+    exact = [e.exact_tier < NOT_EXACT for e in evidence]
+    best = float(probability.max())
+    if best < empty_threshold and not any(exact):
+        return [], f"no good match (best P(useful) {best:.3f} < {empty_threshold:.3f})"
+    order = sorted(range(len(results)), key=lambda i: (evidence[i].exact_tier, -probability[i], i))
+    keep = [i for i in order if exact[i] or probability[i] >= item_threshold][:limit]
+    shown = [dataclasses.replace(results[i], rank=n) for n, i in enumerate(keep, start=1)]
+    return shown, "" if shown else "no candidate was useful enough"
+
+
+def apply_model(
+    model: UsefulnessModel,
+    results: Sequence[Result],
+    evidence: Sequence[CandidateEvidence],
+    x: np.ndarray,
+    limit: int,
+) -> tuple[list[Result], str, np.ndarray]:
+    """The model's probabilities for `x`, then `useful_list` with its thresholds."""
+    p = model.probability(x) if len(x) else np.zeros(0)
+    shown, reason = useful_list(
+        results, evidence, p, model.item_threshold, model.empty_threshold, limit
+    )
+    return shown, reason, p
