@@ -13,11 +13,12 @@ stages safety_model and safety_holdout (mambomeme/moderation). For each set of s
 3. the masked share of the corpus: the model applied to every item as ingest applies it
    (frozen labels as overrides), i.e. the share of items.parquet that would be `unsafe`.
 
-`curve`: the learning curve, cross-fitted AP when each fold trains on a seeded share of its
-training families (25%, 50%, 100%), so the gain per doubling of labelled families is measured.
+`curve`: the learning curve, cross-fitted AP when each fold trains on a seeded share (25%,
+50%, 100%) of its training families (`--by families`) or of their labelled items (`--by
+items`), so the gain per doubling of labelled families or items is measured.
 
     nice python scripts/safety_signals.py signals --out build/safety-signals.json
-    nice python scripts/safety_signals.py curve --signals template_risk --out build/curve.json
+    nice python scripts/safety_signals.py curve --by items --out build/curve-items.json
 
 Reads params.yaml (safety_model, ingest.knowledge, dense); the corpus is read by path through
 its source adapter; nothing but ids and numbers is written.
@@ -176,8 +177,12 @@ def measure(ctx: Context, names: list[str]) -> tuple[dict[str, Any], dict[str, f
     }, probability
 
 
-def curve(ctx: Context, names: list[str], shares: list[float], repeats: int) -> dict[str, Any]:
-    """Cross-fitted AP when each fold keeps a seeded share of its training families."""
+def curve(
+    ctx: Context, names: list[str], shares: list[float], repeats: int, by: str
+) -> dict[str, Any]:
+    """Cross-fitted AP when each fold keeps a seeded share of its training families
+    (`by` = families: more families labelled) or of the labelled items of every training
+    family (`by` = items: more items labelled in the same families)."""
     from sklearn.metrics import average_precision_score
     from sklearn.model_selection import GroupKFold
 
@@ -190,16 +195,22 @@ def curve(ctx: Context, names: list[str], shares: list[float], repeats: int) -> 
     groups = [it.template_group for it in labelled]
     seed = int(ctx.settings["seed"])
     c = 0.1
-    out: dict[str, Any] = {"signals": names, "c": c, "families": len(set(families)), "ap": {}}
+    out: dict[str, Any] = {
+        "signals": names, "c": c, "by": by, "families": len(set(families)), "items": len(y),
+        "ap": {},
+    }  # fmt: skip
     for share in shares:
         aps = []
         for repeat in range(repeats if share < 1 else 1):
             rng = random.Random(seed + repeat)
             probability = np.zeros(len(y))
             for fit_idx, held in GroupKFold(n_splits=ctx.folds).split(vectors, y, families):
-                fams = sorted({families[i] for i in fit_idx})
-                keep = set(rng.sample(fams, max(2, round(share * len(fams)))))
-                idx = np.asarray([i for i in fit_idx if families[i] in keep])
+                if by == "families":
+                    fams = sorted({families[i] for i in fit_idx})
+                    keep = set(rng.sample(fams, max(2, round(share * len(fams)))))
+                    idx = np.asarray([i for i in fit_idx if families[i] in keep])
+                else:
+                    idx = np.asarray(sorted(rng.sample(list(fit_idx), round(share * len(fit_idx)))))
                 priors = sm.Priors.fit([groups[i] for i in idx], y[idx])
                 fit_prior = np.asarray([priors.value(groups[i], int(y[i])) for i in idx])
                 held_prior = np.asarray([priors.value(groups[i]) for i in held])
@@ -223,6 +234,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="variant names (default: all)")
     parser.add_argument("--signals", nargs="*", default=[], help="curve: signals to include")
     parser.add_argument("--repeats", type=int, default=3, help="curve: draws per share < 1")
+    parser.add_argument("--by", choices=["families", "items"], default="families")
     args = parser.parse_args()
     ctx = context()
     result: dict[str, Any]
@@ -241,7 +253,7 @@ def main() -> None:
                 )
             print(name, json.dumps(result[name]), flush=True)
     else:
-        result = curve(ctx, list(args.signals), [0.25, 0.5, 1.0], args.repeats)
+        result = curve(ctx, list(args.signals), [0.25, 0.5, 1.0], args.repeats, args.by)
         print(json.dumps(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")

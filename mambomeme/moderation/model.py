@@ -41,7 +41,7 @@ from mambomeme.corpus.schema import Item
 from mambomeme.errors import MamboMemeError
 from mambomeme.moderation import signals
 
-FEATURE_VERSION = "safety-features-2"
+FEATURE_VERSION = "safety-features-3"  # -2 was the unadopted zero-shot branch
 READABLE_VERSIONS = ("safety-features-1", FEATURE_VERSION)  # 1 = no `signals`
 MODEL_FILE = "model.json"
 MANIFEST_FILE = "manifest.json"
