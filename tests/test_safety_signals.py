@@ -100,3 +100,15 @@ def test_ingest_writes_template_risk_and_a_null_probability_without_a_model(
     }  # fmt: skip
     cena = table[table["id"] == "fx:tpl-john-cena"].iloc[0]
     assert cena[TEMPLATE_RISK_COLUMN] == "none"
+
+
+def test_batched_scores_equal_one_call_per_text() -> None:
+    """Texts are scored in batches of signals.BATCH; a text's score does not depend on its
+    batch."""
+    texts = [f"caption number {n} you idiot" if n % 7 == 0 else f"a dog number {n}"
+             for n in range(signals.BATCH + 5)]  # fmt: skip
+    items = [_item("", t) for t in texts]
+    together = signals.matrix(["hatesonar", "profanity"], items)
+    last = signals.matrix(["hatesonar", "profanity"], items[-1:])
+    assert together.shape == (len(texts), 3)
+    assert np.allclose(together[-1], last[0]) and not np.allclose(together[0], together[1])

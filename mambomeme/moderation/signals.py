@@ -36,6 +36,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "profanity": ("profanity",),
 }
 PACKAGES = {"hatesonar": "hatesonar", "profanity": "alt-profanity-check"}
+BATCH = 1024  # texts per classifier call
 
 
 class SignalError(MamboMemeError):
@@ -141,10 +142,13 @@ def _sonar_session() -> Any:
 
 
 def _hatesonar(texts: Sequence[str]) -> np.ndarray:
-    if not texts:
-        return np.zeros((0, 2))
-    _, probabilities = _sonar_session().run(None, {"text": np.asarray(list(texts), dtype=object)})
-    return np.asarray([[p[0], p[1]] for p in probabilities], dtype=np.float64)
+    """Batches of BATCH texts: the graph's TF-IDF output is dense (texts x vocabulary)."""
+    out = np.zeros((len(texts), 2))
+    for start in range(0, len(texts), BATCH):
+        batch = np.asarray(list(texts[start : start + BATCH]), dtype=object)
+        _, probabilities = _sonar_session().run(None, {"text": batch})
+        out[start : start + len(batch)] = [[p[0], p[1]] for p in probabilities]
+    return out
 
 
 def _profanity(texts: Sequence[str]) -> np.ndarray:
@@ -152,6 +156,8 @@ def _profanity(texts: Sequence[str]) -> np.ndarray:
         from profanity_check import predict_prob
     except ImportError as exc:
         raise SignalError(f"signal profanity needs alt-profanity-check: {exc}") from None
-    if not texts:
-        return np.zeros((0, 1))
-    return np.asarray(predict_prob(list(texts)), dtype=np.float64).reshape(-1, 1)
+    out = np.zeros((len(texts), 1))
+    for start in range(0, len(texts), BATCH):
+        batch = list(texts[start : start + BATCH])
+        out[start : start + len(batch), 0] = predict_prob(batch)
+    return out
