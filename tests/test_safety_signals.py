@@ -112,3 +112,15 @@ def test_batched_scores_equal_one_call_per_text() -> None:
     last = signals.matrix(["hatesonar", "profanity"], items[-1:])
     assert together.shape == (len(texts), 3)
     assert np.allclose(together[-1], last[0]) and not np.allclose(together[0], together[1])
+
+
+def test_holdout_average_precision_is_the_textbook_formula() -> None:
+    """Ranked a(unsafe, 0.9) b(safe, 0.8) c(unsafe, 0.7) d(safe, 0.1): precision at each unsafe
+    item is 1/1 and 2/3, so AP = (1 + 2 / 3) / 2."""
+    from mambomeme.moderation.holdout import average_precision
+    from mambomeme.moderation.labels import LabelRow
+
+    rows = [LabelRow(i, s, "", "f", "train") for i, s in
+            (("a", "unsafe"), ("b", "safe"), ("c", "unsafe"), ("d", "safe"))]  # fmt: skip
+    p = {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.1}
+    assert average_precision(p, rows) == round((1 + 2 / 3) / 2, 4)
