@@ -53,6 +53,8 @@ def main() -> None:
         "folds": setup.folds,
         "c": float(setup.model.info["figures"]["c"]),
         "threshold": setup.model.threshold,
+        "signals": list(setup.model.signals),
+        "average_precision": holdout.average_precision(setup.probability, setup.rows),
         "classification": {
             name: holdout.classification_figures(classes, setup.rows)
             for name, classes in blind.items()

@@ -31,7 +31,10 @@ def main() -> None:
     items = read_corpus_items(config)
     rules = classifier_from_config(config)
     embed = embedder_from_params(params["dense"])
-    model, report = train_from_labels(Path(settings["labels"]), items, rules, embed, settings)
+    knowledge = Path(str(params["ingest"]["knowledge"]))
+    model, report = train_from_labels(
+        Path(settings["labels"]), items, rules, embed, settings, knowledge
+    )
     report["corpus"] = str(settings["corpus"])
     report["overrides_kept"] = len(rules.overrides)
     write_model(Path(settings["out"]), model, report)

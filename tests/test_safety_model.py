@@ -143,6 +143,14 @@ def test_ingest_applies_a_configured_model(trained: Any, tmp_path: Path) -> None
     assert next(it for it in result.items if it.id == DOXX).safety == "unsafe"
     assert result.manifest["safety_model"]["applied"] is True
     assert result.manifest["safety_model"]["flagged_by_model"] >= 1
+    import pyarrow.parquet as pq
+
+    from mambomeme.corpus.ingest import PROBABILITY_COLUMN
+
+    table = pq.read_table(tmp_path / "b" / "items.parquet").to_pandas().set_index("id")
+    p = table[PROBABILITY_COLUMN]
+    assert p.notna().all() and ((p >= 0) & (p <= 1)).all() and p.nunique() > 10
+    assert p[DOXX] >= model.threshold  # the probability that masked it is the one served
 
 
 def test_review_round_trip(tmp_path: Path) -> None:

@@ -3,6 +3,12 @@
 Nothing vanishes silently: every input record is either accepted or listed as a reject
 ("file:line:field:reason"), and the manifest states input = accepted + rejected. In strict mode
 any reject fails the ingest and no output is written (no partial publication).
+
+Beside the Item fields, items.parquet carries derived columns serving may read:
+`dup_key`, `variant_key`, `content_sha256`, and for moderation
+`safety_probability` (float64: the learned safety model's calibrated P(unsafe) for the item,
+whatever its final class; null when no model was applied) and `template_risk` (the item's
+template's knowledge `risk.level`: none | low | high, "" when its template has no entry).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import hashlib
 import importlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -21,6 +27,7 @@ import pandas as pd
 from mambomeme.corpus.knowledge import (
     KNOWLEDGE_VERSION,
     join_all,
+    key,
     knowledge_checksum,
     load_knowledge,
 )
@@ -31,6 +38,17 @@ from mambomeme.corpus.sources.base import RawRecord
 from mambomeme.errors import IngestError, SchemaError
 
 ITEMS_FILE = "items.parquet"
+PROBABILITY_COLUMN = "safety_probability"
+TEMPLATE_RISK_COLUMN = "template_risk"
+
+
+@dataclass(frozen=True)
+class Reclassified:
+    """What a reclassify step (the learned safety model) returns to ingest."""
+
+    items: list[Item]
+    record: dict[str, Any]  # for the manifest
+    probabilities: dict[str, float]  # item id -> P(unsafe), every item
 
 
 @dataclass(frozen=True)
@@ -134,16 +152,34 @@ def generated_preview(item: Item) -> str:
     return PurePosixPath(raw).as_posix()
 
 
-def items_frame(items: Iterable[Item]) -> pd.DataFrame:
+def items_frame(
+    items: Iterable[Item],
+    probabilities: Mapping[str, float] | None = None,
+    template_risk: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """The table ingest writes: Item fields plus derived columns (see the module docstring).
+    `probabilities` (item id -> P(unsafe)) must cover every item when given; `template_risk`
+    maps a normalised template name to its risk level."""
     rows = []
     for item in items:
         row = item.to_record()
         row["dup_key"] = duplicate_key(item)
         row["variant_key"] = variant_key(item)
         row["content_sha256"] = item.content_sha256()
+        if probabilities is None:
+            row[PROBABILITY_COLUMN] = None
+        elif item.id in probabilities:
+            row[PROBABILITY_COLUMN] = float(probabilities[item.id])
+        else:
+            raise IngestError(f"safety model gave no probability for item {item.id!r}")
+        risk = (template_risk or {}).get(key(item.template)) if item.template else None
+        row[TEMPLATE_RISK_COLUMN] = risk or ""
         rows.append(row)
     columns = list(ALL_FIELDS) + ["dup_key", "variant_key", "content_sha256"]
-    return pd.DataFrame(rows, columns=columns)
+    columns += [PROBABILITY_COLUMN, TEMPLATE_RISK_COLUMN]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame[PROBABILITY_COLUMN] = frame[PROBABILITY_COLUMN].astype("float64")
+    return frame
 
 
 def load_items(build_dir: Path) -> list[Item]:
@@ -167,18 +203,21 @@ def ingest(
     manifest_path: Path,
     strict: bool,
     knowledge_dir: Path | None = None,
-    reclassify: Callable[[list[Item]], tuple[list[Item], dict[str, Any]]] | None = None,
+    reclassify: Callable[[list[Item]], Reclassified] | None = None,
 ) -> IngestResult:
     """Run one ingest; writes build_dir/items.parquet, previews and the manifest.
 
     `reclassify` (the learned safety model, mambomeme/moderation) may mark more items unsafe
-    after the rules; it returns the items and a record for the manifest."""
+    after the rules; it returns the items, a record for the manifest and every item's
+    probability (column `safety_probability`)."""
     module = source_module(config)
     files = [Path(p) for p in module.source_files(config)]
     items, rejects, count = validate_all(module.read_records(config))
     knowledge = {"version": KNOWLEDGE_VERSION, "dir": "", "sha256": "", "items_joined": 0}
+    risk: dict[str, str] = {}
     if knowledge_dir is not None:
         entries = load_knowledge(knowledge_dir)
+        risk = {k: e.risk_level for k, e in entries.items()}
         joined = join_all(items, entries)
         knowledge.update(
             dir=str(knowledge_dir),
@@ -188,8 +227,10 @@ def ingest(
         )
         items = joined
     safety_model: dict[str, Any] = {"applied": False}
+    probabilities: dict[str, float] | None = None
     if reclassify is not None:
-        items, safety_model = reclassify(items)
+        done = reclassify(items)
+        items, safety_model, probabilities = done.items, done.record, done.probabilities
     if count != len(items) + len(rejects):
         raise IngestError(f"record accounting broken: {count} != {len(items)} + {len(rejects)}")
     if strict and rejects:
@@ -198,7 +239,7 @@ def ingest(
         raise IngestError(f"{len(rejects)} rejected record(s) in strict mode:\n  {shown}{more}")
     (build_dir / "previews").mkdir(parents=True, exist_ok=True)
     previews = _generate_previews(items, build_dir)
-    frame = items_frame(items)
+    frame = items_frame(items, probabilities, risk)
     tmp = build_dir / (ITEMS_FILE + ".tmp")
     frame.to_parquet(tmp, index=False)
     tmp.replace(build_dir / ITEMS_FILE)

@@ -7,6 +7,11 @@ weights and ablations can treat the knowledge on its own:
     template_aliases  <- aliases + misspellings + people
     template_visual   <- visual_description
     template_meaning  <- meaning + typical use + tags
+
+Each entry also carries `risk: {level: none | low | high, reason: "..."}`, written uniformly
+from the template's own public name, meaning and typical use (never from benchmark queries,
+judgements or item labels). It is not joined into searchable text: the safety model reads it
+as a feature (`template_risk`) and ranking may read it from items.parquet.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import SchemaError
 
-KNOWLEDGE_VERSION = "kb-1"
+KNOWLEDGE_VERSION = "kb-2"  # kb-2: every entry has a risk field
 TEXT_FIELDS = ("name", "visual_description", "meaning", "typical_use", "origin")
 LIST_FIELDS = ("aliases", "misspellings", "people", "tags")
+RISK_LEVELS = ("none", "low", "high")
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class TemplateKnowledge:
     typical_use: str
     tags: tuple[str, ...]
     origin: str
+    risk_level: str  # one of RISK_LEVELS
+    risk_reason: str  # "none" when the level is none
 
 
 def key(name: str) -> str:
@@ -80,7 +88,27 @@ def _entry(raw: Any, where: str) -> TemplateKnowledge:
         if value is not None and not isinstance(value, str):
             raise SchemaError(where, name, "expected a string or null")
         values[name] = value
+    values["risk_level"], values["risk_reason"] = _risk(
+        raw.get("risk"), f"{where} ({values['name']})"
+    )
     return TemplateKnowledge(**values)
+
+
+def _risk(raw: Any, where: str) -> tuple[str, str]:
+    """(level, reason) of an entry's `risk` mapping; anything else names the template."""
+    if not isinstance(raw, Mapping):
+        raise SchemaError(where, "risk", "missing: expected {level: none|low|high, reason: ...}")
+    level, reason = raw.get("level"), raw.get("reason")
+    if level not in RISK_LEVELS:
+        raise SchemaError(where, "risk.level", f"{level!r} is not one of {', '.join(RISK_LEVELS)}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise SchemaError(where, "risk.reason", "missing or empty")
+    if (level == "none") != (reason.strip() == "none"):
+        raise SchemaError(where, "risk.reason", 'is "none" exactly when the level is none')
+    unknown = set(raw) - {"level", "reason"}
+    if unknown:
+        raise SchemaError(where, "risk", f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+    return str(level), reason.strip()
 
 
 def join(item: Item, entries: Mapping[str, TemplateKnowledge]) -> Item:

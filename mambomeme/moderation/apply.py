@@ -8,12 +8,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mambomeme.corpus.ingest import Reclassified
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.schema import Item
 from mambomeme.moderation.labels import read_labels_tsv
 from mambomeme.moderation.model import apply, load_model
+from mambomeme.moderation.signals import template_risk
 
-Reclassify = Callable[[list[Item]], tuple[list[Item], dict[str, Any]]]
+Reclassify = Callable[[list[Item]], Reclassified]
 
 
 def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> Reclassify | None:
@@ -25,20 +27,23 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
     folder = (params.get("ingest", {}).get("safety") or {}).get("model")
     if not folder:
         return None
-    model = load_model(Path(folder))
+    knowledge_setting = params.get("ingest", {}).get("knowledge")
+    knowledge = Path(str(knowledge_setting)) if knowledge_setting else None
+    model = load_model(Path(folder), knowledge)
+    risk = template_risk(knowledge) if knowledge and "template_risk" in model.signals else None
     rules = classifier_from_config(dict(config))
     labels_path = (params.get("ingest", {}).get("safety") or {}).get("labels")
     known = {r.item_id: r.safety for r in read_labels_tsv(Path(labels_path))} if labels_path else {}
     dense = params["dense"]
 
-    def reclassify(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
+    def reclassify(items: list[Item]) -> Reclassified:
         from mambomeme.moderation.training import embedder_from_params
 
         embed = embedder_from_params(dense)
         labelled = dict(known)
         if config.get("safety_labelled"):  # the source's own safety field is a human label
             labelled.update({it.id: it.safety for it in items})
-        result = apply(model, items, rules, embed, labelled)
+        result = apply(model, items, rules, embed, labelled, risk)
         bands = Counter(
             "near" if abs(p - model.threshold) <= 0.1 else "far"
             for p in result.probabilities.values()
@@ -49,12 +54,13 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
             "model_sha256": model.info.get("model_sha256"),
             "labels_sha256": model.info.get("labels", {}).get("sha256"),
             "threshold": model.threshold,
+            "signals": list(model.signals),
             "flagged_by_model": len(result.flagged_by_model),
             "labels": str(labels_path or ""),
             "labelled_items": len(known),
             "source_labels": bool(config.get("safety_labelled")),
             "near_threshold": bands["near"],
         }
-        return result.items, record
+        return Reclassified(result.items, record, result.probabilities)
 
     return reclassify

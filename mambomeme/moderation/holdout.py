@@ -35,6 +35,7 @@ from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run
 from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run
 from mambomeme.moderation import model as sm
+from mambomeme.moderation import signals
 from mambomeme.moderation.labels import LabelRow, read_round
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -49,15 +50,19 @@ def cross_fitted(
     c: float,
     seed: int,
     folds: int,
+    signal_names: Sequence[str] = (),
+    risk: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, float], dict[str, bool]]:
     """(item id -> probability from a model that never saw the item's family, item id -> rule
     hit). Folds keep families whole; each fold's template priors come from its training part
-    only, so a held-out family gets the overall rate, as a hidden one does."""
+    only, so a held-out family gets the overall rate, as a hidden one does. `signal_names`
+    (with `risk` for template risk) adds the model's extra signals, which need no labels."""
     from sklearn.model_selection import GroupKFold
 
     labelled = [items[r.item_id] for r in rows]
     vectors = embed([sm.safety_document(it) for it in labelled])
     rule_x = np.vstack([sm.rule_features(it, rules) for it in labelled])
+    extra_x = signals.matrix(signal_names, labelled, risk)
     y = np.asarray([int(r.safety == "unsafe") for r in rows])
     families = [r.family for r in rows]
     groups = [it.template_group for it in labelled]
@@ -67,7 +72,7 @@ def cross_fitted(
         fit_prior = np.asarray([priors.value(groups[i], int(y[i])) for i in fit_idx])
         held_prior = np.asarray([priors.value(groups[i]) for i in held])
         model = sm.fit_calibrated(
-            sm.feature_matrix(vectors[fit_idx], rule_x[fit_idx], fit_prior),
+            sm.feature_matrix(vectors[fit_idx], rule_x[fit_idx], fit_prior, extra_x[fit_idx]),
             y[fit_idx],
             [families[i] for i in fit_idx],
             c,
@@ -76,13 +81,22 @@ def cross_fitted(
             priors,
         )
         probability[held] = model.probability(
-            sm.feature_matrix(vectors[held], rule_x[held], held_prior)
+            sm.feature_matrix(vectors[held], rule_x[held], held_prior, extra_x[held])
         )
     ids = [r.item_id for r in rows]
     return (
         {i: float(p) for i, p in zip(ids, probability, strict=True)},
         {i: bool(h) for i, h in zip(ids, rule_x[:, -1] > 0, strict=True)},
     )
+
+
+def average_precision(probability: Mapping[str, float], rows: Sequence[LabelRow]) -> float:
+    """Average precision of the cross-fitted probabilities against the labels (all splits):
+    how well the model ranks unsafe items of families it never saw, threshold aside."""
+    from sklearn.metrics import average_precision_score
+
+    y = [int(r.safety == "unsafe") for r in rows]
+    return round(float(average_precision_score(y, [probability[r.item_id] for r in rows])), 4)
 
 
 def blind_classes(
@@ -153,7 +167,8 @@ def prepare(params_file: Path) -> Setup:
     _, config = corpus_config(view, corpus)
     rows = read_labels_tsv(Path(settings["labels"]))
     items = read_corpus_items(config)
-    model = sm.load_model(Path(settings["out"]))
+    knowledge = Path(str(view["ingest"]["knowledge"]))
+    model = sm.load_model(Path(settings["out"]), knowledge)
     folds = int(view["safety_holdout"]["folds"])
     probability, rule_hit = cross_fitted(
         rows,
@@ -163,6 +178,8 @@ def prepare(params_file: Path) -> Setup:
         float(model.info["figures"]["c"]),
         int(settings["seed"]),
         folds,
+        model.signals,
+        signals.template_risk(knowledge) if "template_risk" in model.signals else None,
     )
     benchmark = load_benchmark(scored_benchmark_dir(view))
     truth = {r.item_id: r.safety for r in rows} | dict(benchmark.safety)
@@ -267,6 +284,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         f"threshold {report['threshold']:.4f}). `as served` is the build with the labels as "
         "overrides (what the scorecard measures). Lists are judged by the human labels "
         "(benchmark safety.tsv, then the label version). Command: `dvc repro safety_holdout`.",
+        "",
+        f"Model signals beside MiniLM, rules and template prior: "
+        f"{', '.join(report.get('signals', [])) or 'none'}. Cross-fitted average precision "
+        f"(all labelled items, families unseen): {report.get('average_precision', 'n/a')}.",
         "",
         "## Classification of the labelled items (recall / precision / masked)",
         "",

@@ -7,7 +7,11 @@ Features per item (FEATURE_VERSION):
   - the rules' decision (lexicon and combination hits, without overrides) as one-hot
     categories 1-7 plus "any";
   - a per-template prior: the template group's unsafe rate in the training labels, smoothed
-    towards the overall rate (leave-one-out for the training items themselves).
+    towards the overall rate (leave-one-out for the training items themselves);
+  - the extra signals params `safety_model.signals` names (moderation/signals.py: the template
+    risk field of knowledge/, HateSonar, alt-profanity-check), recorded in the model with the
+    versions that computed them; a model whose signals were computed by other versions is
+    refused at load. A `safety-features-1` model is one with no extra signals.
 
 Model: scikit-learn logistic regression (class-balanced, seeded, L2 strength chosen on
 validation by average precision), with Platt scaling fitted on out-of-fold scores grouped by
@@ -35,8 +39,10 @@ import numpy as np
 from mambomeme.corpus.safety import SafetyClassifier
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import MamboMemeError
+from mambomeme.moderation import signals
 
-FEATURE_VERSION = "safety-features-1"
+FEATURE_VERSION = "safety-features-3"  # -2 was the unadopted zero-shot branch
+READABLE_VERSIONS = ("safety-features-1", FEATURE_VERSION)  # 1 = no `signals`
 MODEL_FILE = "model.json"
 MANIFEST_FILE = "manifest.json"
 RULE_CATEGORIES = ("1", "2", "3", "4", "5", "6", "7")
@@ -93,8 +99,14 @@ class Priors:
         return (unsafe + PRIOR_STRENGTH * self.overall) / (n + PRIOR_STRENGTH)
 
 
-def feature_matrix(embeddings: np.ndarray, rules: np.ndarray, priors: np.ndarray) -> np.ndarray:
-    return np.hstack([embeddings, rules, priors.reshape(-1, 1)]).astype(np.float64)
+def feature_matrix(
+    embeddings: np.ndarray, rules: np.ndarray, priors: np.ndarray, extra: np.ndarray | None = None
+) -> np.ndarray:
+    """[embedding | rule one-hots | template prior | extra signal columns]."""
+    blocks = [embeddings, rules, priors.reshape(-1, 1)]
+    if extra is not None:
+        blocks.append(extra.reshape(len(embeddings), -1))
+    return np.hstack(blocks).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,8 @@ class SafetyModel:
     threshold: float
     priors: Priors
     info: Mapping[str, Any]
+    signals: tuple[str, ...] = ()
+    signal_versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def probability(self, features: np.ndarray) -> np.ndarray:
         score = features @ self.weights + self.intercept
@@ -115,6 +129,8 @@ class SafetyModel:
     def to_json(self) -> dict[str, Any]:
         return {
             "feature_version": FEATURE_VERSION,
+            "signals": list(self.signals),
+            "signal_versions": dict(sorted(self.signal_versions.items())),
             "weights": [float(w) for w in self.weights],
             "intercept": self.intercept,
             "platt": [self.platt_a, self.platt_b],
@@ -264,8 +280,10 @@ def _json_bytes(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
-def load_model(folder: Path) -> SafetyModel:
-    """The model in `folder`, verified against its manifest (sha256, feature version)."""
+def load_model(folder: Path, knowledge_dir: Path | None = None) -> SafetyModel:
+    """The model in `folder`, verified against its manifest (sha256, feature version) and,
+    when it uses extra signals, against the versions that compute them here (`knowledge_dir`:
+    the knowledge base the template risk signal reads)."""
     manifest_path = Path(folder) / MANIFEST_FILE
     model_path = Path(folder) / MODEL_FILE
     try:
@@ -278,7 +296,7 @@ def load_model(folder: Path) -> SafetyModel:
             f"{model_path}: sha256 does not match {manifest_path}; refusing the safety model"
         )
     raw = json.loads(data)
-    if raw.get("feature_version") != FEATURE_VERSION:
+    if raw.get("feature_version") not in READABLE_VERSIONS:
         raise SafetyModelError(
             f"{model_path}: feature version {raw.get('feature_version')!r}, "
             f"this code computes {FEATURE_VERSION!r}"
@@ -287,6 +305,19 @@ def load_model(folder: Path) -> SafetyModel:
     priors = Priors(
         float(raw["priors"]["overall"]), {g: (int(c[0]), int(c[1])) for g, c in groups.items()}
     )
+    names = tuple(str(n) for n in raw.get("signals", []))
+    recorded = {str(k): str(v) for k, v in raw.get("signal_versions", {}).items()}
+    if names:
+        try:
+            here = signals.versions(names, knowledge_dir)
+        except signals.SignalError as exc:
+            raise SafetyModelError(f"{model_path}: {exc}") from None
+        if here != recorded:
+            wrong = next(n for n in names if here.get(n) != recorded.get(n))
+            raise SafetyModelError(
+                f"{model_path}: signal {wrong!r} was computed by {recorded.get(wrong)!r}, "
+                f"here by {here.get(wrong)!r}; retrain the model (stage safety_model)"
+            )
     a, b = raw["platt"]
     return SafetyModel(
         np.asarray(raw["weights"], dtype=np.float64),
@@ -296,6 +327,8 @@ def load_model(folder: Path) -> SafetyModel:
         float(raw["threshold"]),
         priors,
         manifest,
+        names,
+        recorded,
     )
 
 
@@ -312,13 +345,15 @@ def apply(
     rules: SafetyClassifier,
     embed: Embed,
     known: Mapping[str, str] | None = None,
+    risk: Mapping[str, str] | None = None,
 ) -> Applied:
     """Each item's model probability; an item the rules left safe becomes unsafe when the
     probability reaches the threshold. An override always wins (its class stays) and a rule
     hit is never un-flagged. `known` (item id -> safe | unsafe, the frozen human labels of dev
     items) acts like an override list: a label `unsafe` masks the item (also against an
     earlier single-reviewer `safe` override: the two-pass label is the later, stricter verdict),
-    a label `safe` keeps the model from flagging it (a rule hit still stands)."""
+    a label `safe` keeps the model from flagging it (a rule hit still stands). `risk` (template
+    key -> risk level, `signals.template_risk`) is needed when the model uses that signal."""
     known = known or {}
 
     if not items:
@@ -326,7 +361,8 @@ def apply(
     vectors = embed([safety_document(it) for it in items])
     rule_x = np.vstack([rule_features(it, rules) for it in items])
     prior_x = np.asarray([model.priors.value(it.template_group) for it in items])
-    p = model.probability(feature_matrix(vectors, rule_x, prior_x))
+    extra = signals.matrix(model.signals, items, risk) if model.signals else None
+    p = model.probability(feature_matrix(vectors, rule_x, prior_x, extra))
     out: list[Item] = []
     flagged: list[str] = []
     for item, prob in zip(items, p, strict=True):

@@ -7,6 +7,7 @@ precision and masked fraction with bootstrap intervals, overall and per policy c
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from mambomeme.corpus.manifest import sha256_file
 from mambomeme.corpus.safety import SafetyClassifier
 from mambomeme.corpus.schema import Item
 from mambomeme.moderation import model as sm
+from mambomeme.moderation import signals
 from mambomeme.moderation.labels import CATEGORY_NAMES, LabelRow, read_labels_tsv
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -92,10 +94,12 @@ def train_from_labels(
     rules: SafetyClassifier,
     embed: Embed,
     settings: Mapping[str, Any],
+    knowledge_dir: Path | None = None,
 ) -> tuple[sm.SafetyModel, dict[str, Any]]:
     """The model and its report (manifest fields: data, features, threshold, figures).
     Rule features come from `rules.classify` without item ids, so overrides never feed the
-    model (they are applied after it, and always win)."""
+    model (they are applied after it, and always win). `settings["signals"]` names the extra
+    signals (moderation/signals.py); `knowledge_dir` is the knowledge base template risk reads."""
     rows = read_labels_tsv(labels_path)
     missing = [r.item_id for r in rows if r.item_id not in items]
     if missing:
@@ -112,6 +116,10 @@ def train_from_labels(
     vectors = embed([sm.safety_document(it) for it in all_items])
     row_of = {r.item_id: i for i, r in enumerate(rows)}
     rule_x = np.vstack([sm.rule_features(it, rules) for it in all_items])
+    names = signals.check_names([str(n) for n in settings.get("signals", [])])
+    versions = signals.versions(names, knowledge_dir)
+    risk = signals.template_risk(knowledge_dir) if knowledge_dir is not None else None
+    extra_x = signals.matrix(names, all_items, risk)
 
     def y_of(part: Sequence[LabelRow]) -> np.ndarray:
         return np.asarray([int(r.safety == "unsafe") for r in part])
@@ -129,7 +137,7 @@ def train_from_labels(
                 for r in part
             ]
         )
-        return sm.feature_matrix(vectors[idx], rule_x[idx], prior)
+        return sm.feature_matrix(vectors[idx], rule_x[idx], prior, extra_x[idx])
 
     def rules_hit(part: Sequence[LabelRow]) -> np.ndarray:
         return rule_x[[row_of[r.item_id] for r in part], -1] > 0
@@ -148,6 +156,7 @@ def train_from_labels(
         float(settings["target_recall"]),
         float(settings.get("max_masked", 1.0)),
     )
+    model = dataclasses.replace(model, signals=names, signal_versions=versions)
     test = split["test"]
     p_test = model.probability(features(test, False))
     y_test = y_of(test)
@@ -173,6 +182,11 @@ def train_from_labels(
     report = {
         "labels": {"path": str(labels_path), "sha256": sha256_file(labels_path)},
         "feature_version": sm.FEATURE_VERSION,
+        "signals": {
+            "names": list(names),
+            "columns": signals.column_names(names),
+            "versions": versions,
+        },  # fmt: skip
         "threshold": model.threshold,
         "settings": {k: settings[k] for k in sorted(settings)},
         "figures": figures,
