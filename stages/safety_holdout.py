@@ -8,6 +8,7 @@ Writes <reports>/safety-holdout.json and .md.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -40,6 +41,15 @@ def main() -> None:
         lists[name] = holdout.measure(
             setup.engine, setup.benchmark, setup.system, classes, setup.truth
         )
+    risk = holdout.risk_aware(
+        setup.engine,
+        setup.benchmark,
+        setup.system,
+        blind[holdout.BLIND[1]],
+        setup.probability,
+        setup.truth,
+        params["safety_holdout"]["risk_grid"],
+    )
     labels = Path(str(params["safety_model"]["labels"]))
     rounds = [Path(p) for p in params["safety_holdout"]["rounds"]]
     report = {
@@ -60,6 +70,8 @@ def main() -> None:
             for name, classes in blind.items()
         },
         "lists": lists,
+        "risk_aware": risk,
+        "risk_served": setup.engine.config.risk and dataclasses.asdict(setup.engine.config.risk),
         "annotator_ceiling": holdout.annotator_ceiling(rounds, setup.rows),
     }
     out = setup.reports / "safety-holdout.json"

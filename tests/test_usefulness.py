@@ -188,3 +188,43 @@ def test_the_slang_rewrite_is_reported(served: tuple[Engine, str]) -> None:
     found = engine.search(["u cant c me"], 10, None, system)
     assert found.added_cues == ("you can't see me",)
     assert dataclasses.replace(found, added_cues=()).added_cues == ()
+
+
+def test_a_risky_candidate_loses_to_a_nearly_as_useful_safe_one() -> None:
+    from mambomeme.search.usefulness import RiskRule
+
+    results = [_result(name) for name in "abc"]
+    evidence = [_evidence(3), _evidence(3), _evidence(3)]
+    p = np.array([0.80, 0.75, 0.40])
+    risk = np.array([0.15, 0.0, 0.0])  # a is risky (below any mask threshold, above low)
+    rule = RiskRule(low=0.1, margin=0.1)
+    shown, _ = useful_list(results, evidence, p, 0.0, 0.2, 10, risk, rule)
+    assert [r.item_id for r in shown] == ["b", "a", "c"]  # b nearly as useful: it goes first
+    far = RiskRule(low=0.1, margin=0.01)
+    assert [r.item_id for r in useful_list(results, evidence, p, 0.0, 0.2, 10, risk, far)[0]] == [
+        "a",
+        "b",
+        "c",
+    ]
+
+
+def test_risky_candidates_never_fill_a_list_tail() -> None:
+    from mambomeme.search.usefulness import RiskRule
+
+    results = [_result(name) for name in "abcd"]
+    evidence = [_evidence(3)] * 4
+    p = np.array([0.9, 0.8, 0.3, 0.2])
+    risk = np.array([0.0, 0.0, 0.5, 0.5])
+    shown, _ = useful_list(results, evidence, p, 0.0, 0.2, 10, risk, RiskRule(0.1, 0.1))
+    assert [r.item_id for r in shown] == ["a", "b"]  # the list ends instead
+
+
+def test_a_named_template_keeps_its_place_however_risky() -> None:
+    from mambomeme.search.usefulness import RiskRule
+
+    results = [_result("tpl"), _result("b")]
+    evidence = [_evidence(0), _evidence(3)]
+    p = np.array([0.3, 0.9])
+    risk = np.array([0.9, 0.0])
+    shown, _ = useful_list(results, evidence, p, 0.0, 0.2, 10, risk, RiskRule(0.1, 0.5))
+    assert [r.item_id for r in shown] == ["tpl", "b"]

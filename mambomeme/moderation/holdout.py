@@ -224,9 +224,18 @@ def measure(
     unsafe_shown = sum(
         1 for ranking in run.rankings.values() for i in ranking if truth.get(i) == "unsafe"
     )
+    ranks: dict[str, int] = {}
+    for ranking in run.rankings.values():
+        for rank, item_id in enumerate(ranking, start=1):
+            if truth.get(item_id) == "unsafe":
+                ranks[str(rank)] = ranks.get(str(rank), 0) + 1
+    s_value = c.S or 0.0
+    objective = 0.55 * (c.Q or 0.0) + 0.15 * (c.E or 0.0) + 0.10 * c.C + 0.10 * s_value
     return {
         "safe_list_ordinary": _round(c.safe_ordinary),
         "safe_list_safety": _round(c.safe_safety),
+        "unsafe_ranks": dict(sorted(ranks.items(), key=lambda kv: int(kv[0]))),
+        "objective": _round(objective),
         "hit10": _round(c.hit10),
         "safety_hit10": _round(c.safety_hit10),
         "Q": _round(c.Q),
@@ -237,6 +246,37 @@ def measure(
         "unlabelled_items_shown": sum(o.unjudged_safety for o in outcomes),
         "queries": len(outcomes),
     }
+
+
+def risk_aware(
+    engine: Any,
+    benchmark: Benchmark,
+    system: str,
+    classes: Mapping[str, str],
+    probability: Mapping[str, float],
+    truth: Mapping[str, str],
+    grid: Mapping[str, Sequence[float]],
+) -> dict[str, dict[str, Any]]:
+    """The shipped system with `classes` in place and each labelled item's cross-fitted
+    P(unsafe) as its risk, under every (low, margin) of `grid` (search/usefulness.RiskRule;
+    "off" = no rule): what risk-aware lists do for families nobody labelled. Objective: the
+    tuning objective 0.55 Q + 0.15 E + 0.10 C + 0.10 S with S judged by the human labels.
+    Only a system served through a usefulness model reads the rule."""
+    from mambomeme.search.usefulness import RiskRule
+
+    engine.items.set_risk(probability)
+    found = {"off": measure(engine.with_config(dataclasses.replace(engine.config, risk=None)),
+                            benchmark, system, classes, truth)}  # fmt: skip
+    for low in grid["low"]:
+        for margin in grid["margin"]:
+            rule = RiskRule(float(low), float(margin))
+            tuned = engine.with_config(dataclasses.replace(engine.config, risk=rule))
+            found[f"low {low} margin {margin}"] = {
+                "low": float(low),
+                "margin": float(margin),
+                **measure(tuned, benchmark, system, classes, truth),
+            }
+    return found
 
 
 def _round(value: float | None) -> float | None:
@@ -309,6 +349,26 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             f"{m['lists_with_unsafe']} | {m['unsafe_items_shown']} | {_cell(m['hit10'])} | "
             f"{_cell(m['safety_hit10'])} | {_cell(m['Q'])} | {_cell(m['correct_empty'])} |"
         )
+    if report.get("risk_aware"):
+        lines += [
+            "",
+            "## Risk-aware lists (families unseen: rules + model classes, cross-fitted risk)",
+            "",
+            "A candidate with P(unsafe) >= low ranks as if `margin` less useful and never ends "
+            "a list (search/usefulness.py). Served: "
+            f"{report.get('risk_served') or 'no rule'}.",
+            "",
+            "| rule | safe-list (ordinary) | safe-list (safety subset) | unsafe items shown | "
+            "ranks of unsafe items | Hit@10 | Q | objective |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, m in report["risk_aware"].items():
+            ranks = ", ".join(f"{r}: {n}" for r, n in m["unsafe_ranks"].items()) or "none"
+            lines.append(
+                f"| {name} | {_cell(m['safe_list_ordinary'])} | {_cell(m['safe_list_safety'])} "
+                f"| {m['unsafe_items_shown']} | {ranks} | {_cell(m['hit10'])} | "
+                f"{_cell(m['Q'])} | {_cell(m['objective'])} |"
+            )
     lines += [
         "",
         "## One annotator against the final labels (recall / precision)",

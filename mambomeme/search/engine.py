@@ -57,7 +57,7 @@ from mambomeme.search.routes import ROUTES
 from mambomeme.search.routes.base import Cue, CueEvidence, Route, RouteContext, RouteQuery, Signal
 from mambomeme.search.slang import Slang
 from mambomeme.search.systems import DEFAULT_SYSTEM, System
-from mambomeme.search.usefulness import NOT_EXACT, apply_model
+from mambomeme.search.usefulness import NOT_EXACT, RiskRule, apply_model
 
 if TYPE_CHECKING:
     from mambomeme.rerank.model import Reranker
@@ -85,6 +85,7 @@ class EngineConfig:
     # set it decides order, list length and no-match (search/usefulness.py), not abstention
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
     slang: bool = False  # search.slang: a cue in chat spelling adds its English rewrite
+    risk: RiskRule | None = None  # search.risk {low, margin}: risk-aware lists (usefulness path)
     rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
     rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
@@ -107,6 +108,11 @@ class EngineConfig:
             query_encoder=query_encoder_kind(params),
             exact_first=bool(search.get("exact_first", False)),
             slang=bool(search.get("slang", False)),
+            risk=(
+                RiskRule(float(search["risk"]["low"]), float(search["risk"]["margin"]))
+                if search.get("risk")
+                else None
+            ),
             rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
             rerank_fused_weight=float(params.get("rerank", {}).get("fused_weight", 0.0)),
             reranker_dir=(
@@ -279,7 +285,14 @@ class Engine:
         """Order, cut and no-match by the usefulness model (search/usefulness.py)."""
         pool = self.permissive_pool(candidates, max(model.pool, limit), clock=clock)
         evidence, request = self.describe(candidates, pool)
-        results, reason, _ = apply_model(model, pool, evidence, matrix(evidence, request), limit)
+        rule = self.config.risk
+        risk = (
+            np.asarray([self.items.risk[self.items.row_of[r.item_id]] for r in pool])
+            if rule is not None
+            else None
+        )
+        x = matrix(evidence, request)
+        results, reason, _ = apply_model(model, pool, evidence, x, limit, risk, rule)
         clock.lap("usefulness")
         return results, reason
 

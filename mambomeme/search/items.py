@@ -20,6 +20,7 @@ from mambomeme.index.integrity import ItemsSummary, eligibility
 from mambomeme.search.results import Filters
 
 ITEMS_FILE = "items.parquet"  # = corpus.ingest.ITEMS_FILE (not imported: ingest pulls in pandas)
+RISK_COLUMN = "safety_probability"  # = corpus.ingest.PROBABILITY_COLUMN, read on first use
 
 # what the eligibility mask, duplicate collapse and group cap need; read at open
 MASK_COLUMNS = (
@@ -109,6 +110,26 @@ class ItemTable(Mapping[str, Item]):
     @functools.cached_property
     def row_of(self) -> dict[str, int]:
         return {item_id: row for row, item_id in enumerate(self.ids)}
+
+    @functools.cached_property
+    def risk(self) -> np.ndarray:
+        """Per row the safety model's P(unsafe) (column RISK_COLUMN, written at ingest), 0 where
+        the column or a value is missing: what risk-aware lists read (search/usefulness.py)."""
+        if RISK_COLUMN not in pq.read_schema(self._path).names:
+            return np.zeros(len(self.ids), dtype=np.float64)
+        values = _read(self._path, [RISK_COLUMN]).column(RISK_COLUMN).to_pylist()
+        return np.asarray([0.0 if v is None else float(v) for v in values], dtype=np.float64)
+
+    def set_risk(self, risk: Mapping[str, float]) -> None:
+        """Give the named items another P(unsafe), in this open table only (what-if measurement,
+        moderation/holdout.py, like `reclassify`)."""
+        unknown = sorted(i for i in risk if i not in self.row_of)
+        if unknown:
+            raise ValueError(f"set_risk: item {unknown[0]!r} is not in {self._path}")
+        updated = self.risk.copy()
+        for item_id, value in risk.items():
+            updated[self.row_of[item_id]] = float(value)
+        self.__dict__["risk"] = updated
 
     def reclassify(self, safety: Mapping[str, str]) -> None:
         """Give the named items another safety class ("safe" | "unsafe"), in this open table

@@ -9,7 +9,9 @@ evidence threshold) and then:
   3. a candidate is shown when P >= item_threshold or it is an exact match;
   4. the list is empty when the best P is below empty_threshold and no candidate is exact:
      the no-match decision reads every route's evidence, so no single route's silence
-     decides "empty".
+     decides "empty";
+  5. risk-aware (search.risk, `RiskRule`): a candidate the safety model finds risky but did
+     not mask ranks as if less useful and never pads a list's tail.
 The thresholds are chosen on the dev benchmark's tune side (models/usefulness/train.py).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +30,17 @@ from mambomeme.search.results import Result
 NOT_EXACT = 3
 
 
+@dataclass(frozen=True)
+class RiskRule:
+    """Risk-aware lists (search.risk): a candidate whose P(unsafe) is at least `low` (below the
+    mask's threshold, else it would be masked) is risky: it ranks as if `margin` less useful, so
+    it loses to any safe-looking candidate nearly as useful, and a list never ends on risky
+    candidates: the list ends before them. An exact match keeps its place."""
+
+    low: float
+    margin: float
+
+
 def useful_list(
     results: Sequence[Result],
     evidence: Sequence[CandidateEvidence],
@@ -34,16 +48,29 @@ def useful_list(
     item_threshold: float,
     empty_threshold: float,
     limit: int,
+    risk: np.ndarray | None = None,
+    rule: RiskRule | None = None,
 ) -> tuple[list[Result], str]:
-    """The shown list (ranks renumbered) and, when it is empty, why."""
+    """The shown list (ranks renumbered) and, when it is empty, why. `risk`: each candidate's
+    P(unsafe), read with `rule` (None: no risk rule)."""
     if not results:
         return [], "no candidate"
     exact = [e.exact_tier < NOT_EXACT for e in evidence]
     best = float(probability.max())
     if best < empty_threshold and not any(exact):
         return [], f"no good match (best P(useful) {best:.3f} < {empty_threshold:.3f})"
-    order = sorted(range(len(results)), key=lambda i: (evidence[i].exact_tier, -probability[i], i))
+    risky = [
+        rule is not None and risk is not None and not exact[i] and bool(risk[i] >= rule.low)
+        for i in range(len(results))
+    ]
+    margin = rule.margin if rule is not None else 0.0
+    order = sorted(
+        range(len(results)),
+        key=lambda i: (evidence[i].exact_tier, -(probability[i] - margin * risky[i]), i),
+    )
     keep = [i for i in order if exact[i] or probability[i] >= item_threshold][:limit]
+    while keep and risky[keep[-1]]:  # no tail of risky candidates: the list ends instead
+        keep.pop()
     shown = [dataclasses.replace(results[i], rank=n) for n, i in enumerate(keep, start=1)]
     return shown, "" if shown else "no candidate was useful enough"
 
@@ -54,10 +81,12 @@ def apply_model(
     evidence: Sequence[CandidateEvidence],
     x: np.ndarray,
     limit: int,
+    risk: np.ndarray | None = None,
+    rule: RiskRule | None = None,
 ) -> tuple[list[Result], str, np.ndarray]:
     """The model's probabilities for `x`, then `useful_list` with its thresholds."""
     p = model.probability(x) if len(x) else np.zeros(0)
     shown, reason = useful_list(
-        results, evidence, p, model.item_threshold, model.empty_threshold, limit
+        results, evidence, p, model.item_threshold, model.empty_threshold, limit, risk, rule
     )
     return shown, reason, p
