@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 from mambomeme.corpus.preview_paths import external_path
+from mambomeme.errors import ArtifactIntegrityError, IndexError_
 
 if TYPE_CHECKING:
     from mambomeme.search.results import SearchResponse
@@ -98,6 +99,17 @@ def default_system(target: Target) -> tuple[dict[str, Any], str, str]:
 
     ship = shipped(target.params, target.build, target.reports)
     return ship.params, ship.system, f"shipped: {ship.source}"
+
+
+def library_damaged(target: Target, exc: IndexError_) -> IndexError_:
+    """An index error met while serving the user's library, in the library's words: the
+    pipeline's advice (a DVC stage to rerun) means nothing to a library user."""
+    if not target.library:
+        return exc
+    detail = exc.path if isinstance(exc, ArtifactIntegrityError) else str(exc).split(" (")[0]
+    return ArtifactIntegrityError(
+        detail, "your library's index does not open; run `mambomeme add` to rebuild it"
+    )
 
 
 def gone_from_disk(target: Target, response: SearchResponse) -> SearchResponse:

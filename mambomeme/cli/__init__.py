@@ -14,6 +14,7 @@ from mambomeme.errors import (
     HoldoutNotAllowedError,
     LibraryBusyError,
     MamboMemeError,
+    ReleaseIntegrityError,
 )
 
 # Exit statuses of a command that raised a library error: 2 in general (a usage or input error);
@@ -21,7 +22,7 @@ from mambomeme.errors import (
 # 4 when the release protocol refused to run or score a hidden benchmark (no frozen selection,
 # one from another corpus or dev checksum, or a version already exposed to another selection).
 # 3 also when another command holds the library's writer lock past --wait (LibraryBusyError);
-# 4 also for a corrupt artifact (ArtifactIntegrityError: a build or release not served).
+# 4 also for a corrupt artifact (ArtifactIntegrityError, ReleaseIntegrityError: not served).
 EXIT_ERROR = 2
 EXIT_WAITING = 3
 EXIT_PROTOCOL_REFUSED = 4
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LibraryBusyError as exc:
         print(f"mambomeme: busy: {exc}", file=sys.stderr)
         return EXIT_WAITING
-    except ArtifactIntegrityError as exc:
+    except (ArtifactIntegrityError, ReleaseIntegrityError) as exc:
         print(f"mambomeme: corrupt artifact: {exc}", file=sys.stderr)
         return EXIT_CORRUPT
     except MamboMemeError as exc:

@@ -70,11 +70,11 @@ class ItemTable(Mapping[str, Item]):
             self.static_mask: np.ndarray
             self.summary: ItemsSummary
             self.static_mask, self.summary = eligibility(table)
+            self.ids: list[str] = table.column("id").to_pylist()  # UnicodeDecodeError: corrupt
         except (pa.ArrowException, OSError, TypeError, ValueError) as exc:
             raise ArtifactIntegrityError(
                 str(path), f"not a readable item table ({exc}); {build_dir} is not served"
             ) from None
-        self.ids: list[str] = table.column("id").to_pylist()
         self._kind = table.column("kind")
         self._language = pc.utf8_lower(table.column("language"))
         templates = pc.dictionary_encode(table.column("template")).combine_chunks()
