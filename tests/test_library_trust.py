@@ -18,7 +18,6 @@ import pytest
 
 from mambomeme import cli
 from mambomeme.library.home import Library
-from mambomeme.library.lock import writer_lock
 from mambomeme.library.synthetic import CAPTIONS, write_memes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +36,8 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def _cli_bytes(*argv: str) -> subprocess.CompletedProcess[bytes]:
     """The CLI in a subprocess, stdout as bytes (what `xargs -0` would read)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    package = Path(cli.__file__).resolve().parents[2]  # the mambomeme this test imports
+    env = {**os.environ, "PYTHONPATH": str(package), "HF_HUB_OFFLINE": "1"}
     command = [sys.executable, "-m", "mambomeme.cli", *argv]
     return subprocess.run(command, capture_output=True, env=env, timeout=300, check=False)
 
@@ -144,6 +144,8 @@ def test_masked_lists_why_and_the_owner_overrides_it(
 def test_a_second_writer_waits_then_gives_up_with_exit_3(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from mambomeme.library.lock import writer_lock
+
     memes, _ = _memes(tmp_path)
     with writer_lock(Library.at(home), 0):
         code, out, err = _run(
