@@ -400,3 +400,39 @@ def test_release_verify_checks_a_build_in_full(
     flip_middle(bare / "dense" / "dense.npy")
     assert cli.main(["release", "verify", "--build", str(bare)]) == 4
     assert "corrupt artifact" in capsys.readouterr().err
+
+
+def flip_to_invalid_utf8(path: Path, column: str = "variant_key") -> None:
+    """Flip the first bit of `column`'s pages that leaves the file readable but one of its
+    strings invalid UTF-8 (the probe's UnicodeDecodeError, exit 1 before issue 35)."""
+    data = path.read_bytes()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+    chunk = next(
+        meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == column
+    )
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    for position in range(start, start + chunk.total_compressed_size):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[position] ^= 1 << bit
+            try:
+                pq.read_table(io.BytesIO(bytes(flipped)), columns=[column])[column].to_pylist()
+            except UnicodeDecodeError:
+                path.write_bytes(bytes(flipped))
+                return
+            except Exception:  # noqa: BLE001 - other flips break the page or change a value
+                continue
+    pytest.fail(f"no single bit of {path}'s {column} column makes invalid UTF-8")
+
+
+def test_an_undecodable_item_table_is_a_corrupt_artifact_exit_4(
+    build: Path, fixture_build: Path, params: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mambomeme import cli
+
+    bare = _bare(build, fixture_build)
+    flip_to_invalid_utf8(bare / "items.parquet")
+    with pytest.raises(ArtifactIntegrityError, match="items.parquet"):
+        Engine.open(bare, params)
+    code = cli.main(["search", "john cena", "--build", str(bare), "--system", "bm25"])
+    assert code == 4 and "corrupt artifact" in capsys.readouterr().err
