@@ -16,6 +16,9 @@ hybrid). Each probe ends one of three ways:
 - served: the copy opened and answered (a corrupt artifact served: the defect counted);
 - untyped: any other exception (a crash: also a defect).
 
+Then, in each layout, flips of items.parquet's safety column chosen to turn an unsafe item safe
+while the file still reads (the flips that used to be served).
+
 A bare build records no checksum of its preview cards (only the corpus manifest does), so
 previews are probed in the manifest layout only; the line says so.
 
@@ -93,7 +96,46 @@ def _copy(build: Path, copy: Path, rel: str, bare: bool) -> None:
         shutil.copy(manifest, copy / manifest.name)
 
 
-def probe(build: Path, rel: str, rng: random.Random, params: dict[str, Any], bare: bool) -> str:
+def eligibility_flips(items: Path, limit: int, rng: random.Random) -> list[tuple[int, int]]:
+    """(byte, bit) of single-bit flips of the safety column that leave items.parquet readable
+    and make more items eligible (an unsafe item turned safe: issue 35's finding), `limit` of
+    them sampled."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from mambomeme.index import integrity
+
+    data = items.read_bytes()
+    columns = list(integrity.ELIGIBILITY_COLUMNS)
+    before = integrity.eligible_mask(pq.read_table(io.BytesIO(data), columns=columns)).sum()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+    chunk = next(
+        meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == "safety"
+    )
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    found = []
+    for at in range(start, start + chunk.total_compressed_size):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[at] ^= 1 << bit
+            try:
+                table = pq.read_table(io.BytesIO(bytes(flipped)), columns=columns)
+                if integrity.eligible_mask(table).sum() > before:
+                    found.append((at, bit))
+            except Exception:  # noqa: BLE001 - most flips break the page
+                continue
+    return sorted(rng.sample(found, min(limit, len(found))))
+
+
+def probe(
+    build: Path,
+    rel: str,
+    rng: random.Random,
+    params: dict[str, Any],
+    bare: bool,
+    flip: tuple[int, int] | None = None,
+) -> str:
     from mambomeme.errors import MamboMemeError
     from mambomeme.search.engine import Engine
 
@@ -102,8 +144,8 @@ def probe(build: Path, rel: str, rng: random.Random, params: dict[str, Any], bar
         _copy(build, copy, rel, bare)
         target = copy / rel
         data = bytearray(target.read_bytes())
-        at = rng.randrange(len(data))
-        data[at] ^= 1 << rng.randrange(8)
+        at, bit = flip if flip is not None else (rng.randrange(len(data)), rng.randrange(8))
+        data[at] ^= 1 << bit
         target.write_bytes(bytes(data))
         try:
             engine = Engine.open(copy, params)
@@ -133,6 +175,12 @@ def run_flips(build: Path, flips: int, rng: random.Random, params: dict[str, Any
             totals.update(outcome)
             print(f"  {rel:<36} " + "  ".join(f"{k} {outcome[k]}" for k in ("refused", "served",
                   "untyped")))  # fmt: skip
+        chosen = eligibility_flips(build / "items.parquet", flips * ITEMS_WEIGHT, rng)
+        outcome = Counter(probe(build, "items.parquet", rng, params, layout == "bare", flip)
+                          for flip in chosen)  # fmt: skip
+        totals.update(outcome)
+        print(f"  {'items.parquet (unsafe -> safe)':<36} " + "  ".join(
+            f"{k} {outcome[k]}" for k in ("refused", "served", "untyped")))  # fmt: skip
     print(f"flips total {sum(totals.values())} probes: refused {totals['refused']}, "
           f"served-corrupt {totals['served']}, untyped {totals['untyped']}")  # fmt: skip
     return totals
