@@ -16,8 +16,11 @@ hybrid). Each probe ends one of three ways:
 - served: the copy opened and answered (a corrupt artifact served: the defect counted);
 - untyped: any other exception (a crash: also a defect).
 
-Then, in each layout, flips of items.parquet's safety column chosen to turn an unsafe item safe
-while the file still reads (the flips that used to be served).
+Each layout first serves an unchanged copy (the control: a refusal there would make every
+other count meaningless; before issue 35 the probe passed a str as the cues, a BoundError that
+counted every probe as refused). Then, in each layout, flips of items.parquet's safety column
+chosen to turn an unsafe item safe while the file still reads (the flips that used to be
+served).
 
 A bare build records no checksum of its preview cards (only the corpus manifest does), so
 previews are probed in the manifest layout only; the line says so.
@@ -145,14 +148,15 @@ def probe(
         target = copy / rel
         data = bytearray(target.read_bytes())
         at, bit = flip if flip is not None else (rng.randrange(len(data)), rng.randrange(8))
-        data[at] ^= 1 << bit
-        target.write_bytes(bytes(data))
+        if bit >= 0:  # bit -1: the control, an unchanged copy that must be served
+            data[at] ^= 1 << bit
+            target.write_bytes(bytes(data))
         try:
             engine = Engine.open(copy, params)
             engine.load("hybrid")
             for query in QUERIES:
-                engine.search(query, system="bm25")
-                engine.search(query, system="hybrid")
+                engine.search([query], system="bm25")  # cues are a list (a str: BoundError)
+                engine.search([query], system="hybrid")
         except MamboMemeError:
             return "refused"
         except Exception as exc:  # noqa: BLE001 - the probe counts what it catches
@@ -164,7 +168,10 @@ def probe(
 def run_flips(build: Path, flips: int, rng: random.Random, params: dict[str, Any]) -> Counter[str]:
     totals: Counter[str] = Counter()
     for layout in ("manifest", "bare"):
-        print(f"flips, layout {layout}:")
+        control = probe(build, "items.parquet", rng, params, layout == "bare", (0, -1))
+        print(f"flips, layout {layout}: control (no flip) {control}")
+        if control != "served":
+            raise SystemExit(f"the unchanged {layout} copy is {control}: the probe proves nothing")
         for rel in artifacts(build, random.Random(0)):
             if layout == "bare" and rel.startswith("previews/"):
                 print(f"  {rel:<36} skipped: a bare build records no preview checksum")
