@@ -115,8 +115,11 @@ def test_masked_lists_why_and_the_owner_overrides_it(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     memes, paths = _memes(tmp_path)
-    code, _, err = _run(capsys, "add", str(memes), "--home", str(home), "--ocr", "none")
+    (memes / "meme-00.png.yaml").write_text("title: sexy boromir\n")  # a lexicon hit
+    code, out, err = _run(capsys, "add", str(memes), "--home", str(home), "--ocr", "none")
     assert code == 0, err
+    rule = (str(paths[0]), "rule lexicon: 'sexy'")
+    assert f"masked {rule[0]}: {rule[1]}" in out  # add names what it masked, and why
     target = str(paths[2])
     code, out, err = _run(capsys, "library", "deny", target, "--home", str(home))
     assert code == 0, err
@@ -124,16 +127,23 @@ def test_masked_lists_why_and_the_owner_overrides_it(
     code, out, _ = _run(capsys, "library", "masked", "--home", str(home), "--json")
     masked = json.loads(out)
     assert [(m["path"], m["reason"]) for m in masked] == [
-        (target, "denied by you (mambomeme library deny)")
+        rule,
+        (target, "denied by you (mambomeme library deny)"),
     ]
     code, out, _ = _run(capsys, "search", "meme 02", "--home", str(home), "--paths")
     assert target not in out.splitlines()
     code, out, err = _run(capsys, "library", "allow", target, "--home", str(home))
     assert code == 0, err
+    code, out, err = _run(capsys, "library", "allow", rule[0], "--home", str(home))
+    assert code == 0, err
     code, out, _ = _run(capsys, "library", "masked", "--home", str(home), "--json")
     assert json.loads(out) == []
     code, out, _ = _run(capsys, "search", "meme 02", "--home", str(home), "--paths")
     assert target in out.splitlines()
+    code, out, _ = _run(capsys, "search", "boromir", "--home", str(home), "--paths")
+    assert out.splitlines()[:1] == [rule[0]]  # allowed over the rule hit
+    code, out, _ = _run(capsys, "add", "--home", str(home), "--ocr", "none", "--json")
+    assert code == 0 and json.loads(out)["masked"] == []
     code, _, err = _run(capsys, "library", "allow", str(memes / "nope.png"), "--home", str(home))
     assert code == 2 and "not a file of the library" in err
 
@@ -192,3 +202,34 @@ def test_a_search_reads_the_build_it_opened_while_add_swaps_in_the_next(
     assert served.is_symlink() and served.resolve() != target.build
     assert len(list((home / "builds").iterdir())) == 2  # the served one and the one before
     assert not (home / "library.new").exists()
+
+
+def test_a_file_the_model_masks_gives_its_score(home: Path, tmp_path: Path) -> None:
+    """The model's reason (this checkout may have no built safety model, so its score is
+    given): an item the rules leave safe and the model flags reads `safety model score`."""
+    import dataclasses
+
+    import pyarrow.parquet as pq
+
+    from mambomeme.corpus.safety import classifier_from_config
+    from mambomeme.corpus.schema import ALL_FIELDS
+    from mambomeme.index.integrity import item_from_row
+    from mambomeme.library.masking import masked_files
+
+    memes, _ = _memes(tmp_path)
+    assert cli.main(["add", str(memes), "--home", str(home), "--ocr", "none", "--quiet"]) == 0
+    rows = pq.read_table(home / "library" / "items.parquet").to_pylist()
+    items = [item_from_row({k: v for k, v in r.items() if k in ALL_FIELDS}) for r in rows]
+    flagged = dataclasses.replace(items[0], safety="unsafe")
+    by_id = {str(r["id"]): str(r["preview"]) for r in rows}
+    found = masked_files(
+        [flagged, *items[1:]], by_id, {}, {flagged.id: 0.9}, 0.5, classifier_from_config({})
+    )
+    assert found == [
+        {
+            "path": by_id[flagged.id],
+            "id": flagged.id,
+            "title": flagged.title,
+            "reason": "safety model score 0.900 >= threshold 0.500",
+        }
+    ]

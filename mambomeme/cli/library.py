@@ -126,6 +126,9 @@ def run_add(args: argparse.Namespace) -> int:
         "build": _build_json(built),
     }
     if args.json:
+        from mambomeme.library.folders import masked_files
+
+        data["masked"] = masked_files(args.home) if built.items else []
         emit(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     counts, folders = data["counts"], done.folders
