@@ -233,3 +233,20 @@ def test_a_file_the_model_masks_gives_its_score(home: Path, tmp_path: Path) -> N
             "reason": "safety model score 0.900 >= threshold 0.500",
         }
     ]
+
+
+def test_a_damaged_library_index_says_so_in_library_words_and_add_rebuilds_it(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memes, _ = _memes(tmp_path)
+    assert _run(capsys, "add", str(memes), "--home", str(home), "--ocr", "none")[0] == 0
+    ids = home / "library" / "dense" / "dense.ids.json"
+    ids.write_text(json.dumps(list(reversed(json.loads(ids.read_text("utf-8"))))), "utf-8")
+    code, out, err = _run(capsys, "search", "meme 01", "--home", str(home))
+    assert code == 4 and out == "" and "run `mambomeme add` to rebuild it" in err
+    assert "dvc" not in err.lower() and "index_dense" not in err
+    code, out, err = _run(capsys, "add", "--home", str(home), "--ocr", "none", "--json")
+    assert code == 0 and json.loads(out)["build"]["rebuilt"] is True
+    assert "does not verify" in err
+    code, out, err = _run(capsys, "search", "meme 01", "--home", str(home), "--paths")
+    assert code == 0, err
