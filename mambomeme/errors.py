@@ -95,6 +95,20 @@ class LibraryError(MamboMemeError):
     """The user's library (mambomeme/library) cannot be read or changed as asked."""
 
 
+class LibraryBusyError(LibraryError):
+    """Another `add`/`remove`/`allow`/`deny` holds the library's writer lock (library/lock.py)
+    and did not finish within the wait; nothing was changed (exit 3 from the CLI)."""
+
+    def __init__(self, home: object, holder: str, wait_s: float) -> None:
+        self.home = home
+        self.holder = holder
+        who = f" ({holder})" if holder else ""
+        super().__init__(
+            f"another mambomeme command is changing the library at {home}{who}; waited "
+            f"{wait_s:g} s: run again when it has finished, or pass --wait SECONDS"
+        )
+
+
 class OcrError(LibraryError):
     """An OCR engine was asked for and cannot run, or failed on one image."""
 

@@ -8,11 +8,17 @@ with --home/--library, the library in the XDG data home is served with its shipp
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.corpus.preview_paths import external_path
+from mambomeme.errors import ArtifactIntegrityError, IndexError_
+
+if TYPE_CHECKING:
+    from mambomeme.search.results import SearchResponse
 
 RELEASES = Path("releases")
 
@@ -78,7 +84,8 @@ def serving_target(
         raise LibraryError(
             f"no library at {lib.home}{where}: add your memes with `mambomeme add DIR`"
         )
-    return Target(lib.build_dir, library_params(), "library", None, True)
+    # the link resolved once: this process reads one whole build, whatever `add` swaps in
+    return Target(lib.build_dir.resolve(), library_params(), "library", None, True)
 
 
 def default_system(target: Target) -> tuple[dict[str, Any], str, str]:
@@ -94,9 +101,36 @@ def default_system(target: Target) -> tuple[dict[str, Any], str, str]:
     return ship.params, ship.system, f"shipped: {ship.source}"
 
 
+def library_damaged(target: Target, exc: IndexError_) -> IndexError_:
+    """An index error met while serving the user's library, in the library's words: the
+    pipeline's advice (a DVC stage to rerun) means nothing to a library user."""
+    if not target.library:
+        return exc
+    detail = exc.path if isinstance(exc, ArtifactIntegrityError) else str(exc).split(" (")[0]
+    return ArtifactIntegrityError(
+        detail, "your library's index does not open; run `mambomeme add` to rebuild it"
+    )
+
+
+def gone_from_disk(target: Target, response: SearchResponse) -> SearchResponse:
+    """The response without the library results whose image file is no longer on disk (deleted
+    or moved since the last `mambomeme add`, which drops them from the index); a pipeline
+    build's response unchanged. `gone` counts what was left out, for a note."""
+    if not target.library:
+        return response
+    kept = tuple(
+        r for r in response.results if Path(absolute_preview(target.build, r.preview)).exists()
+    )
+    if len(kept) == len(response.results):
+        return response
+    reason = response.empty_reason or "every result's file is gone from disk"
+    return dataclasses.replace(response, results=kept, empty_reason="" if kept else reason)
+
+
 def absolute_preview(build: Path, preview: str) -> str:
-    """A result's image as an absolute path: previews relative to the build are resolved."""
+    """A result's image as an absolute path: previews relative to the build are resolved, a
+    file:// preview decoded (corpus/preview_paths.py: os.fsencode of it is the name's bytes)."""
     if not preview:
         return ""
-    path = Path(preview)
-    return str(path if path.is_absolute() else (Path(build) / path).absolute())
+    external = external_path(preview)  # a file:// preview: a name that is not UTF-8
+    return external if external is not None else str((Path(build) / preview).absolute())

@@ -306,3 +306,133 @@ def test_an_orphan_with_the_same_id_is_replaced(
     release = publish(build, manifest, selection, releases, now=NOW)  # same content, same second
     assert read_pointer(releases) == release.id
     assert resolve_current(releases, use_cache=False, deep=True).id == release.id
+
+
+# -- a copied build, with no manifest beside it (issue 35, point 6) ------------------------------
+
+
+def _bare(build: Path, fixture_build: Path) -> Path:
+    """The build as a user copies it: no corpus manifest beside it or in a manifests/ folder
+    (only the checksums the build wrote about itself remain)."""
+    (build / "corpus-fixture.json").unlink()
+    (build / "query-encoder").symlink_to(fixture_build / "query-encoder")
+    return build
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_copied_build_refuses_any_flipped_bit_of_its_items(
+    build: Path, fixture_build: Path, params: dict[str, Any], seed: int
+) -> None:
+    """Six random single-bit flips of items.parquet in a build with no manifest: each one is
+    refused as a corrupt artifact (lexical.json records the table's sha256), never served and
+    never an untyped UnicodeDecodeError."""
+    import random
+
+    bare = _bare(build, fixture_build)
+    rng = random.Random(seed)
+    data = bytearray((bare / "items.parquet").read_bytes())
+    data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    (bare / "items.parquet").write_bytes(bytes(data))
+    with pytest.raises(ArtifactIntegrityError, match="items.parquet"):
+        Engine.open(bare, params)
+
+
+def test_a_copied_build_refuses_the_eligibility_flip(
+    build: Path, fixture_build: Path, params: dict[str, Any]
+) -> None:
+    bare = _bare(build, fixture_build)
+    flip_eligibility(bare / "items.parquet")
+    with pytest.raises(ArtifactIntegrityError, match="items.parquet: sha256 differs"):
+        Engine.open(bare, params)
+
+
+def _reranker(build: Path) -> Path:
+    """A reranker folder whose manifest records its files' sha256 (contents are stand-ins:
+    only the checksums are checked before a model loads)."""
+    from mambomeme.corpus.manifest import sha256_file
+    from mambomeme.rerank.model import FORMAT, MANIFEST_FIELDS
+
+    folder = build / "reranker"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"onnx graph stand-in" * 64)
+    (folder / "tokenizer.json").write_text('{"model": "stand-in"}', "utf-8")
+    manifest: dict[str, Any] = {name: {} for name in MANIFEST_FIELDS}
+    manifest["format"] = FORMAT
+    manifest["files"] = {
+        name: sha256_file(folder / name) for name in ("model.onnx", "tokenizer.json")
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("name", ["model.onnx", "tokenizer.json"])
+def test_publish_and_open_refuse_a_flipped_reranker(
+    build: Path, fixture_build: Path, selection: Path, tmp_path: Path, name: str
+) -> None:
+    flip_middle(_reranker(build) / name)
+    with pytest.raises(ReleaseError, match=f"reranker/{name}: sha256 differs"):
+        _publish(build, selection, tmp_path / "releases")
+    with pytest.raises(ArtifactIntegrityError, match=f"reranker/{name}"):
+        integrity.check_content(_bare(build, fixture_build))
+
+
+def test_publish_refuses_a_flipped_preview(build: Path, selection: Path, tmp_path: Path) -> None:
+    manifest = json.loads((build / "corpus-fixture.json").read_text("utf-8"))
+    assert manifest.get("previews"), "the fixture build records its preview checksums"
+    item_id = sorted(manifest["previews"])[0]
+    rows = pq.read_table(build / "items.parquet", columns=["id", "preview"]).to_pylist()
+    preview = next(r["preview"] for r in rows if r["id"] == item_id)
+    flip_middle(build / preview)
+    with pytest.raises(ReleaseError, match=f"preview of '{item_id}'"):
+        _publish(build, selection, tmp_path / "releases")
+
+
+def test_release_verify_checks_a_build_in_full(
+    build: Path, fixture_build: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`mambomeme release verify --build DIR` (docs/CONTRACTS.md): exit 0 and a line for a
+    healthy build, exit 4 naming the file for a corrupt one; `release verify` is a command."""
+    from mambomeme import cli
+
+    bare = _bare(build, fixture_build)
+    assert cli.main(["release", "verify", "--build", str(bare)]) == 0
+    assert "verified" in capsys.readouterr().out
+    flip_middle(bare / "dense" / "dense.npy")
+    assert cli.main(["release", "verify", "--build", str(bare)]) == 4
+    assert "corrupt artifact" in capsys.readouterr().err
+
+
+def flip_to_invalid_utf8(path: Path, column: str = "variant_key") -> None:
+    """Flip the first bit of `column`'s pages that leaves the file readable but one of its
+    strings invalid UTF-8 (the probe's UnicodeDecodeError, exit 1 before issue 35)."""
+    data = path.read_bytes()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+    chunk = next(
+        meta.column(i) for i in range(meta.num_columns) if meta.column(i).path_in_schema == column
+    )
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    for position in range(start, start + chunk.total_compressed_size):
+        for bit in range(8):
+            flipped = bytearray(data)
+            flipped[position] ^= 1 << bit
+            try:
+                pq.read_table(io.BytesIO(bytes(flipped)), columns=[column])[column].to_pylist()
+            except UnicodeDecodeError:
+                path.write_bytes(bytes(flipped))
+                return
+            except Exception:  # noqa: BLE001 - other flips break the page or change a value
+                continue
+    pytest.fail(f"no single bit of {path}'s {column} column makes invalid UTF-8")
+
+
+def test_an_undecodable_item_table_is_a_corrupt_artifact_exit_4(
+    build: Path, fixture_build: Path, params: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mambomeme import cli
+
+    bare = _bare(build, fixture_build)
+    flip_to_invalid_utf8(bare / "items.parquet")
+    with pytest.raises(ArtifactIntegrityError, match="items.parquet"):
+        Engine.open(bare, params)
+    code = cli.main(["search", "john cena", "--build", str(bare), "--system", "bm25"])
+    assert code == 4 and "corrupt artifact" in capsys.readouterr().err

@@ -8,15 +8,25 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mambomeme.errors import ExposedBenchmarkError, HoldoutNotAllowedError, MamboMemeError
+from mambomeme.errors import (
+    ArtifactIntegrityError,
+    ExposedBenchmarkError,
+    HoldoutNotAllowedError,
+    LibraryBusyError,
+    MamboMemeError,
+    ReleaseIntegrityError,
+)
 
 # Exit statuses of a command that raised a library error: 2 in general (a usage or input error);
 # 3 when `adjudicate` waits for annotators (AnnotationsPendingError: nothing frozen or scored);
 # 4 when the release protocol refused to run or score a hidden benchmark (no frozen selection,
 # one from another corpus or dev checksum, or a version already exposed to another selection).
+# 3 also when another command holds the library's writer lock past --wait (LibraryBusyError);
+# 4 also for a corrupt artifact (ArtifactIntegrityError, ReleaseIntegrityError: not served).
 EXIT_ERROR = 2
 EXIT_WAITING = 3
 EXIT_PROTOCOL_REFUSED = 4
+EXIT_CORRUPT = 4
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
 # Which module registers each top-level command. `mambomeme search ...` imports only the module
@@ -41,6 +51,7 @@ COMMAND_MODULES: dict[str, str] = {
     "add": "mambomeme.cli.library",
     "remove": "mambomeme.cli.library",
     "status": "mambomeme.cli.library",
+    "library": "mambomeme.cli.library",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULES.values()))
 HELP = ("-h", "--help")
@@ -77,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HoldoutNotAllowedError, ExposedBenchmarkError) as exc:
         print(f"mambomeme: refused by the release protocol: {exc}", file=sys.stderr)
         return EXIT_PROTOCOL_REFUSED
+    except LibraryBusyError as exc:
+        print(f"mambomeme: busy: {exc}", file=sys.stderr)
+        return EXIT_WAITING
+    except (ArtifactIntegrityError, ReleaseIntegrityError) as exc:
+        print(f"mambomeme: corrupt artifact: {exc}", file=sys.stderr)
+        return EXIT_CORRUPT
     except MamboMemeError as exc:
         print(f"mambomeme: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

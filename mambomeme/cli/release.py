@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from mambomeme.errors import ReleaseError
 from mambomeme.release.pointer import resolve_current
 from mambomeme.release.publish import publish, rollback
 
@@ -39,7 +40,15 @@ def register(subparsers: Any) -> None:
         "release",
         help="print the current release id after verifying every file and artifact (deep)",
     )
+    show.add_argument(
+        "action",
+        nargs="?",
+        choices=("verify",),
+        help="verify: check in full (every file, every artifact) the current release, or "
+        "--build DIR, and say so; exit 4 when corrupt",
+    )
     show.add_argument("--releases", type=Path, default=DEFAULT_RELEASES)
+    show.add_argument("--build", type=Path, help="with verify: a build folder instead")
     show.set_defaults(handler=_show)
 
 
@@ -58,6 +67,17 @@ def _rollback(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    if args.build is not None:
+        if args.action != "verify":
+            raise ReleaseError("--build goes with `mambomeme release verify`")
+        from mambomeme.index.integrity import check_content
+
+        check_content(args.build)  # in full, never a remembered pass
+        print(f"verified {args.build}: every artifact matches its checksums")
+        return 0
     release = resolve_current(args.releases, use_cache=False, deep=True)
+    if args.action == "verify":
+        print(f"verified {release.id}\t{release.path}: every file and artifact")
+        return 0
     print(f"{release.id}\t{release.path}")
     return 0

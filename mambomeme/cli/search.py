@@ -12,9 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mambomeme.errors import IndexError_
 from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, SearchResponse
-from mambomeme.serving import absolute_preview, default_system, serving_target
+from mambomeme.serving import (
+    absolute_preview,
+    default_system,
+    gone_from_disk,
+    library_damaged,
+    serving_target,
+)
 
 
 def register(sub: Any) -> None:
@@ -119,11 +126,20 @@ def run_search(args: argparse.Namespace) -> int:
     system, shipped_from = args.system, "--system"
     if system is None:
         params, system, shipped_from = default_system(target)
-    engine = Engine.open(served, params)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
-    engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
-    engine.load(system)  # load any model first so the printed time is the search's own
-    response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
+    try:
+        engine = Engine.open(served, params)
+        engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
+        engine.load(system)  # load any model first so the printed time is the search's own
+        response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
+    except IndexError_ as exc:
+        raise library_damaged(target, exc) from None  # library users get library wording
+    found = len(response.results)
+    response = gone_from_disk(target, response)  # deleted since the last `mambomeme add`
+    if len(response.results) < found:
+        gone = found - len(response.results)
+        print(f"mambomeme: {gone} result(s) left out: the file is gone from disk "
+              "(`mambomeme add` updates the library)", file=sys.stderr)  # fmt: skip
     if args.paths:
         emit_paths([absolute_preview(served, r.preview) for r in response.results], args.null)
     elif args.json:

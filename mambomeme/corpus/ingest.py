@@ -33,6 +33,7 @@ from mambomeme.corpus.knowledge import (
 )
 from mambomeme.corpus.manifest import sha256_file, sha256_text, write_json_atomic
 from mambomeme.corpus.normalise import NORMALISER_VERSION, normalise
+from mambomeme.corpus.preview_paths import external_path
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, SCHEMA_VERSION, Item, validate_record
 from mambomeme.corpus.sources.base import RawRecord
 from mambomeme.errors import IngestError, SchemaError
@@ -147,7 +148,7 @@ def validate_all(records: Iterable[RawRecord]) -> tuple[list[Item], list[str], i
 def generated_preview(item: Item) -> str:
     """The preview file ingest draws for the item (normalised relative path), else ""."""
     raw = item.preview.replace("\\", "/")
-    if not raw or raw.startswith("/") or Path(raw).is_absolute():
+    if not raw or external_path(item.preview) is not None:
         return ""
     return PurePosixPath(raw).as_posix()
 
@@ -251,7 +252,7 @@ def ingest(
 
 
 def _generate_previews(items: list[Item], build_dir: Path) -> dict[str, str]:
-    relative = [it for it in items if it.preview and not Path(it.preview).is_absolute()]
+    relative = [it for it in items if it.preview and external_path(it.preview) is None]
     if not relative:
         return {}
     from mambomeme.corpus.previews import generate_previews

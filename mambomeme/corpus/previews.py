@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from PIL import Image, ImageDraw, ImageFont
 
+from mambomeme.corpus.preview_paths import external_path
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import SchemaError
 
@@ -117,7 +118,7 @@ def preview_target(item: Item, build_dir: Path) -> Path | None:
     raw = item.preview
     if not raw.strip():
         raise SchemaError(item.id, "preview", "empty preview path")
-    if raw.startswith("/") or PurePosixPath(raw).is_absolute() or Path(raw).is_absolute():
+    if external_path(raw) is not None or PurePosixPath(raw).is_absolute():
         return None
     relative = PurePosixPath(raw.replace("\\", "/"))
     if ".." in relative.parts:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from mambomeme.corpus.preview_paths import external_path
 from mambomeme.errors import SchemaError
 
 SCHEMA_VERSION = "item-v1"
@@ -161,8 +162,9 @@ def _check_preview(raw: str, where: str) -> None:
     if not raw.strip() or raw != raw.strip():
         raise SchemaError(where, "preview", f"blank or padded preview path {raw!r}")
     posix = PurePosixPath(raw.replace("\\", "/"))
-    if raw.startswith("/") or Path(raw).is_absolute():
-        path = Path(raw)
+    external = external_path(raw)  # an absolute path or a file:// URI (corpus/preview_paths)
+    if external is not None:
+        path = Path(external)
         if path.suffix.lower() not in IMAGE_SUFFIXES:
             raise SchemaError(where, "preview", f"not an image file name: {raw!r}")
         if not path.is_file():

@@ -295,9 +295,12 @@ def check_content(folder: Path) -> None:
         if manifest is not None:
             verify_artifacts(folder, manifest)
             return
-        try:  # no manifest (a hand-made build): the indexes against themselves and the ids
+        # no manifest (a copied or hand-made build): every checksum the build wrote about
+        # itself (items.parquet in lexical.json, dense, term lists, encoder, reranker)
+        check_items_record(folder)
+        try:
             ids = [str(i) for i in pq.read_table(folder / ITEMS_FILE, columns=["id"])["id"]]
-        except (pa.ArrowException, OSError, KeyError) as exc:
+        except (pa.ArrowException, OSError, KeyError, ValueError) as exc:  # UnicodeDecodeError
             raise ArtifactIntegrityError(
                 str(folder / ITEMS_FILE), f"not a readable item table: {exc}"
             ) from None
@@ -398,15 +401,9 @@ def verify_artifacts(folder: Path, corpus_manifest: Path) -> dict[str, Any]:
         raise ArtifactIntegrityError(str(corpus_manifest), "no per-item hashes (field 'items')")
     items_path = folder / ITEMS_FILE
     ids, summary = verify_items(items_path, manifest, corpus_manifest)
-    record = folder / LEXICAL_RECORD
-    if record.is_file():
-        recorded = _json_file(record)
-        wanted = recorded.get("items_sha256") if isinstance(recorded, dict) else None
-        if wanted is not None and sha256_file(items_path) != wanted:
-            raise ArtifactIntegrityError(
-                str(items_path), f"sha256 differs from the one {record.name} records"
-            )
+    check_items_record(folder)
     verify_indexes(folder, ids)
+    verify_previews(folder, manifest.get("previews"), corpus_manifest)
     return {
         "format": INTEGRITY_VERSION,
         "rows": summary.rows,
@@ -414,9 +411,73 @@ def verify_artifacts(folder: Path, corpus_manifest: Path) -> dict[str, Any]:
     }
 
 
+def check_items_record(folder: Path) -> None:
+    """items.parquet's sha256 against the one lexical.json records (written by the lexical
+    build from the table it indexed), when it records one."""
+    items_path, record = folder / ITEMS_FILE, folder / LEXICAL_RECORD
+    if not record.is_file():
+        return
+    recorded = _json_file(record)
+    wanted = recorded.get("items_sha256") if isinstance(recorded, dict) else None
+    try:
+        digest = sha256_file(items_path)
+    except OSError as exc:
+        raise ArtifactIntegrityError(str(items_path), f"unreadable: {exc.strerror}") from None
+    if wanted is not None and digest != wanted:
+        raise ArtifactIntegrityError(
+            str(items_path), f"sha256 differs from the one {record.name} records (corrupt)"
+        )
+
+
+def verify_reranker(folder: Path) -> None:
+    """Every file reranker/manifest.json lists has its recorded sha256 (no manifest: no
+    reranker to serve, nothing to check)."""
+    from mambomeme.rerank.model import MANIFEST_NAME, RERANKER_DIR, read_manifest
+
+    where = folder / RERANKER_DIR
+    if not (where / MANIFEST_NAME).is_file():
+        return
+    files = read_manifest(where).get("files")
+    if not isinstance(files, Mapping) or not files:
+        raise ArtifactIntegrityError(str(where / MANIFEST_NAME), "field 'files' is empty")
+    for name, digest in sorted(files.items()):
+        path = where / str(name)
+        if not path.is_file():
+            raise ArtifactIntegrityError(str(path), f"missing (listed in {MANIFEST_NAME})")
+        if sha256_file(path) != digest:
+            raise ArtifactIntegrityError(str(path), f"sha256 differs from {MANIFEST_NAME}")
+
+
+def verify_previews(folder: Path, recorded: Any, manifest_path: Path) -> None:
+    """Every preview card ingest drew (the corpus manifest's `previews`: item id -> sha256)
+    is in the folder with that sha256."""
+    if not isinstance(recorded, Mapping) or not recorded:
+        return
+    try:
+        table = pq.read_table(folder / ITEMS_FILE, columns=["id", "preview"]).to_pylist()
+    except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+        raise ArtifactIntegrityError(str(folder / ITEMS_FILE), f"unreadable: {exc}") from None
+    previews = {str(row["id"]): str(row["preview"]) for row in table}
+    for item_id, digest in sorted(recorded.items()):
+        rel = previews.get(str(item_id))
+        if not rel:
+            raise ArtifactIntegrityError(
+                str(manifest_path), f"preview of {item_id!r}: no such item with a preview"
+            )
+        path = folder / rel
+        try:
+            found = sha256_file(path)
+        except OSError:
+            raise ArtifactIntegrityError(str(path), f"preview of {item_id!r} missing") from None
+        if found != digest:
+            raise ArtifactIntegrityError(
+                str(path), f"preview of {item_id!r}: sha256 differs from {manifest_path.name}"
+            )
+
+
 def verify_indexes(folder: Path, ids: Sequence[str]) -> None:
     """The index artifacts against themselves and the item ids: lexical.sqlite, every dense
-    matrix, the term lists, the query encoder."""
+    matrix, the term lists, the query encoder, the reranker."""
     from mambomeme.index.query_encoder import check_query_encoder
     from mambomeme.index.term_lists import TERM_LISTS_DIR, verify_term_lists
 
@@ -428,6 +489,7 @@ def verify_indexes(folder: Path, ids: Sequence[str]) -> None:
         if lists.is_dir():
             verify_term_lists(lists, folder / LEXICAL_FILE)
         check_query_encoder(folder)
+        verify_reranker(folder)
     except (IndexError_, OSError, ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, ArtifactIntegrityError):
             raise

@@ -63,6 +63,8 @@ MIRRORED = ("search", "bounds", "lexical")  # equal to params.yaml's sections
 DENSE_MIRRORED = ("model", "batch_size", "device", "query_threads", "query_encoder")
 # relative to the repository the package runs from (params ingest.knowledge, ingest.safety.model)
 KNOWLEDGE_DIR = "knowledge"
+# seconds a second `add`/`remove`/`allow`/`deny` waits for the one running (library/lock.py)
+LOCK_WAIT_S = 30.0
 SAFETY_MODEL_DIR = "build/safety-model"
 
 

@@ -1,6 +1,7 @@
 """The user's library as a whole: add folders (scan them and rebuild the index), remove folders,
-and what the library holds. `mambomeme add`, `remove` and `status` (cli/library.py) print these
-results; `note` receives the progress lines (the CLI writes them to stderr)."""
+the owner's safety overrides and the masked files, and what the library holds. `mambomeme add`,
+`remove`, `status` and `library` (cli/library.py) print these results; `note` receives the
+progress lines (the CLI writes them to stderr)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mambomeme.corpus.preview_paths import external_path
 from mambomeme.errors import LibraryError
 from mambomeme.library.build import BuildResult, Note, read_record, rebuild, safety_model_dir
+from mambomeme.library.defaults import LOCK_WAIT_S
 from mambomeme.library.home import Library, LibraryConfig, folder_key, load_config, save_config
+from mambomeme.library.lock import writer_lock
 from mambomeme.library.ocr import OcrEngine, available, open_engine
 from mambomeme.library.scan import ScanReport, scan_folders
 from mambomeme.library.state import StateStore
@@ -35,11 +39,22 @@ class Added:
 
 
 def add_folders(
-    home: Path | None, dirs: Sequence[Path], ocr: str, progress: bool, note: Note
+    home: Path | None,
+    dirs: Sequence[Path],
+    ocr: str,
+    progress: bool,
+    note: Note,
+    wait_s: float = LOCK_WAIT_S,
 ) -> Added:
     """Add `dirs` to the library at `home` (none: rescan its folders), scan them with the OCR
-    engine `ocr` (auto, rapidocr, tesseract or none) and rebuild the index."""
+    engine `ocr` (auto, rapidocr, tesseract or none) and rebuild the index, holding the
+    writer lock (LibraryBusyError after `wait_s` seconds of another writer)."""
     library = Library.at(home)
+    with writer_lock(library, wait_s):
+        return _add(library, dirs, ocr, progress, note)
+
+
+def _add(library: Library, dirs: Sequence[Path], ocr: str, progress: bool, note: Note) -> Added:
     folders = list(load_config(library).folders)
     for folder in dirs:
         if not folder.is_dir():
@@ -64,10 +79,18 @@ def add_folders(
 
 
 def remove_folders(
-    home: Path | None, dirs: Sequence[Path], note: Note
+    home: Path | None, dirs: Sequence[Path], note: Note, wait_s: float = LOCK_WAIT_S
 ) -> tuple[dict[str, int], BuildResult]:
-    """Drop `dirs` from the library at `home` and rebuild: (folder -> files dropped, rebuild)."""
+    """Drop `dirs` from the library at `home` and rebuild: (folder -> files dropped, rebuild),
+    holding the writer lock."""
     library = Library.at(home)
+    with writer_lock(library, wait_s):
+        return _remove(library, dirs, note)
+
+
+def _remove(
+    library: Library, dirs: Sequence[Path], note: Note
+) -> tuple[dict[str, int], BuildResult]:
     folders = list(load_config(library).folders)
     dropped: dict[str, int] = {}
     for folder in dirs:
@@ -114,3 +137,41 @@ def library_status(home: Path | None) -> dict[str, Any]:
         "ocr_engines": engines,
         "safety_model": str(safety_model_dir() or ""),
     }
+
+
+def set_override(
+    home: Path | None, path: Path, decision: str, note: Note, wait_s: float = LOCK_WAIT_S
+) -> tuple[str, BuildResult]:
+    """The owner's word on one file (`allow`: searchable whatever the safety mask says,
+    `deny`: hidden), kept in the state store, and the rebuild that applies it: (the file's
+    path as the library knows it, the rebuild). LibraryError for a file not in the library."""
+    library = Library.at(home)
+    key = str(Path(path).expanduser().absolute())
+    with writer_lock(library, wait_s):
+        with StateStore(library.state_file) as store:
+            files = store.files()
+            if key not in files:
+                resolved = str(Path(key).resolve())
+                key = resolved if resolved in files else key
+            if key not in files:
+                raise LibraryError(
+                    f"{path}: not a file of the library at {library.home} "
+                    "(`mambomeme add DIR` first; `mambomeme library masked` lists masked files)"
+                )
+            store.put_override(key, decision)
+        return key, rebuild(library, note=note)
+
+
+def masked_files(home: Path | None) -> list[dict[str, str]]:
+    """What the safety mask hides in the served build: path (the file system's str), id,
+    title, reason (library/masking.py), in path order."""
+    library = Library.at(home)
+    record = read_record(library)
+    if record is None:
+        raise LibraryError(f"no library index at {library.home}: mambomeme add DIR")
+    entries = record.get("masked", [])
+    return [
+        {**entry, "path": external_path(str(entry.get("path", ""))) or str(entry.get("path"))}
+        for entry in entries
+        if isinstance(entry, dict)
+    ]

@@ -6,12 +6,18 @@ content sha256, metadata from a sidecar or metadata.csv, or the reason it was sk
 committed as soon as it is scanned, so a killed `add` loses at most the file in progress and
 the next run resumes; an image's OCR is keyed by its bytes, so a renamed or copied file is not
 read again. The search build is always rebuilt from these rows (library/build.py).
+
+Paths are the file system's own: a name that is not UTF-8 arrives as a str with surrogate
+escapes (os.fsdecode), which SQLite's text cannot hold; it is stored as a BLOB of its bytes
+(os.fsencode) in the same column and read back as the same str (`_stored`, `_loaded`). A valid
+UTF-8 path is stored as text, as before, so an existing state needs no change.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 STATE_VERSION = "library-state-1"
+OVERRIDES = ("allow", "deny")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -30,6 +37,10 @@ CREATE TABLE IF NOT EXISTS files (
     sha256 TEXT,                -- NULL when skipped
     metadata TEXT NOT NULL,     -- JSON object
     error TEXT                  -- why it is skipped, else NULL
+);
+CREATE TABLE IF NOT EXISTS overrides (
+    path TEXT PRIMARY KEY,      -- absolute (a BLOB when not UTF-8, as in files)
+    decision TEXT NOT NULL      -- allow | deny: the owner's word over the safety mask
 );
 CREATE TABLE IF NOT EXISTS images (
     sha256 TEXT PRIMARY KEY,
@@ -89,15 +100,15 @@ class StateStore:
     # -- files ---------------------------------------------------------------------------
     def files(self, folder: str | None = None) -> dict[str, FileRow]:
         query = "SELECT * FROM files" + (" WHERE folder = ?" if folder is not None else "")
-        rows = self._db.execute(query, () if folder is None else (folder,)).fetchall()
-        return {row[0]: _file_row(row) for row in rows}
+        rows = self._db.execute(query, () if folder is None else (_stored(folder),)).fetchall()
+        return {_loaded(row[0]): _file_row(row) for row in rows}
 
     def put_file(self, row: FileRow) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                row.path,
-                row.folder,
+                _stored(row.path),
+                _stored(row.folder),
                 row.size,
                 row.mtime_ns,
                 row.sidecar,
@@ -108,10 +119,23 @@ class StateStore:
         )
 
     def drop_files(self, paths: list[str]) -> None:
-        self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+        self._db.executemany("DELETE FROM files WHERE path = ?", [(_stored(p),) for p in paths])
 
     def drop_folder(self, folder: str) -> int:
-        return self._db.execute("DELETE FROM files WHERE folder = ?", (folder,)).rowcount
+        return self._db.execute("DELETE FROM files WHERE folder = ?", (_stored(folder),)).rowcount
+
+    # -- the owner's safety overrides ------------------------------------------------------
+    def overrides(self) -> dict[str, str]:
+        """path -> allow | deny (`mambomeme library allow/deny PATH`)."""
+        rows = self._db.execute("SELECT path, decision FROM overrides").fetchall()
+        return {_loaded(path): str(decision) for path, decision in rows}
+
+    def put_override(self, path: str, decision: str) -> None:
+        if decision not in OVERRIDES:
+            raise ValueError(f"override must be one of {OVERRIDES}, not {decision!r}")
+        self._db.execute(
+            "INSERT OR REPLACE INTO overrides VALUES (?, ?)", (_stored(path), decision)
+        )
 
     # -- images --------------------------------------------------------------------------
     def image(self, sha256: str) -> ImageRow | None:
@@ -151,7 +175,10 @@ class StateStore:
                 ensure_ascii=False,
                 default=str,
             )
-            h.update(text.encode("utf-8") + b"\n")
+            h.update(text.encode("utf-8", "surrogatepass") + b"\n")
+        overrides = sorted(self.overrides().items())
+        if overrides:  # a library without overrides keeps the digest it had before them
+            h.update(json.dumps(overrides).encode("ascii"))
         return h.hexdigest()
 
     def counts(self) -> dict[str, int]:
@@ -167,4 +194,20 @@ class StateStore:
 
 def _file_row(row: tuple[Any, ...]) -> FileRow:
     path, folder, size, mtime_ns, sidecar, sha, metadata, error = row
-    return FileRow(path, folder, size, mtime_ns, sidecar, sha, json.loads(metadata), error)
+    return FileRow(
+        _loaded(path), _loaded(folder), size, mtime_ns, sidecar, sha, json.loads(metadata), error
+    )
+
+
+def _stored(path: str) -> str | bytes:
+    """A path as the state stores it: text when it is UTF-8, else its bytes (module doc)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def _loaded(value: str | bytes) -> str:
+    """A stored path back as the file system's str (surrogate escapes for non-UTF-8 bytes)."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value

@@ -18,12 +18,17 @@ from mambomeme.moderation.signals import template_risk
 Reclassify = Callable[[list[Item]], Reclassified]
 
 
-def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> Reclassify | None:
+def model_reclassifier(
+    params: Mapping[str, Any],
+    config: Mapping[str, Any],
+    scores: dict[str, float] | None = None,
+) -> Reclassify | None:
     """The configured model (params ingest.safety.model) as a reclassify step, or None when
     the setting is null. A corpus whose records carry hand-made safety labels
     (`safety_labelled: true`, the fixture) keeps them: the model never overrides a human label.
     A configured model that is missing or fails its manifest is an error,
-    never a silent fall-back to the rules."""
+    never a silent fall-back to the rules. `scores`, when given, receives every item's model
+    probability (the user's library lists why each masked file is masked)."""
     folder = (params.get("ingest", {}).get("safety") or {}).get("model")
     if not folder:
         return None
@@ -44,6 +49,8 @@ def model_reclassifier(params: Mapping[str, Any], config: Mapping[str, Any]) -> 
         if config.get("safety_labelled"):  # the source's own safety field is a human label
             labelled.update({it.id: it.safety for it in items})
         result = apply(model, items, rules, embed, labelled, risk)
+        if scores is not None:
+            scores.update(result.probabilities)
         bands = Counter(
             "near" if abs(p - model.threshold) <= 0.1 else "far"
             for p in result.probabilities.values()

@@ -71,21 +71,23 @@ class ItemTable(Mapping[str, Item]):
             self.static_mask: np.ndarray
             self.summary: ItemsSummary
             self.static_mask, self.summary = eligibility(table)
+            # text columns decoded to Python: a flipped bit may be invalid UTF-8 here (a
+            # UnicodeDecodeError, a ValueError): a corrupt table, refused like any other
+            self.ids: list[str] = table.column("id").to_pylist()
+            self._kind = table.column("kind")
+            self._language = pc.utf8_lower(table.column("language"))
+            templates = pc.dictionary_encode(table.column("template")).combine_chunks()
+            self._template_codes = arrow_values.int32s(templates.indices)
+            # each distinct template normalised once
+            self._template_names = [str(t) for t in templates.dictionary]
+            self._template_keys = [normalise(t).casefold() for t in self._template_names]
+            self.template_group: list[str] = table.column("template_group").to_pylist()
+            self.dup_key: list[str] = table.column("dup_key").to_pylist()
+            self.variant_key: list[str] = table.column("variant_key").to_pylist()
         except (pa.ArrowException, OSError, TypeError, ValueError) as exc:
             raise ArtifactIntegrityError(
                 str(path), f"not a readable item table ({exc}); {build_dir} is not served"
             ) from None
-        self.ids: list[str] = table.column("id").to_pylist()
-        self._kind = table.column("kind")
-        self._language = pc.utf8_lower(table.column("language"))
-        templates = pc.dictionary_encode(table.column("template")).combine_chunks()
-        self._template_codes = arrow_values.int32s(templates.indices)
-        # each distinct template normalised once
-        self._template_names = [str(t) for t in templates.dictionary]
-        self._template_keys = [normalise(t).casefold() for t in self._template_names]
-        self.template_group: list[str] = table.column("template_group").to_pylist()
-        self.dup_key: list[str] = table.column("dup_key").to_pylist()
-        self.variant_key: list[str] = table.column("variant_key").to_pylist()
         self._cache: dict[int, Item] = {}
         self._table: pa.Table | None = None
         self._error: BaseException | None = None

@@ -42,6 +42,7 @@ import numpy as np
 import yaml
 from PIL import Image, UnidentifiedImageError
 
+from mambomeme.corpus.preview_paths import display_text, preview_of
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.sources.base import RawRecord
 from mambomeme.errors import IngestError, MamboMemeError
@@ -334,7 +335,7 @@ def _record(
 ) -> dict[str, Any]:
     meta = item.metadata
     item_id = f"file:{item.sha256[:16]}"
-    title = meta.get("title") or _title_from_name(item.relative)
+    title = meta.get("title") or display_text(_title_from_name(item.relative))
     record: dict[str, Any] = {
         "id": item_id,
         "kind": "meme",
@@ -351,7 +352,7 @@ def _record(
         "license": config.get("license", "local-user-collection"),
         "attribution": "",
         "source_url": "",
-        "preview": str(path.resolve()),
+        "preview": preview_of(str(path.resolve())),
         "published": True,
         "available": True,
         "image_sha256": item.sha256,
