@@ -204,7 +204,11 @@ def _ingest(
         from mambomeme.moderation.apply import model_reclassifier
 
         dense = params["dense"]
-        params["ingest"] = {"safety": {"model": str(model), "labels": None}}
+        params["ingest"] = {
+            "safety": {"model": str(model), "labels": None},
+            # the model's template_risk signal reads the knowledge base beside it
+            "knowledge": str(knowledge) if knowledge is not None else None,
+        }
         dense["cache_dir"] = str(library.embed_cache)
         reclassify = model_reclassifier(params, config, scores)
         notes.append(f"safety: rules and the learned safety model ({model})")

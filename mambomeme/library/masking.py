@@ -14,21 +14,24 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from mambomeme.corpus.ingest import Reclassified
 from mambomeme.corpus.preview_paths import preview_of
 from mambomeme.corpus.safety import SafetyClassifier
 from mambomeme.corpus.schema import Item
 
-Reclassify = Callable[[list[Item]], tuple[list[Item], dict[str, Any]]]
+Reclassify = Callable[[list[Item]], Reclassified]
 
 
 def with_overrides(reclassify: Reclassify | None, decisions: Mapping[str, str]) -> Reclassify:
     """`reclassify` (the model step, or none) followed by the owner's decisions (item id ->
     allow | deny); the step's record gains the number of items each decision changed."""
 
-    def run(items: list[Item]) -> tuple[list[Item], dict[str, Any]]:
+    def run(items: list[Item]) -> Reclassified:
         record: dict[str, Any] = {"applied": False}
+        probabilities: dict[str, float] = {}
         if reclassify is not None:
-            items, record = reclassify(items)
+            found = reclassify(items)
+            items, record, probabilities = found.items, found.record, found.probabilities
         out, changed = [], {"allow": 0, "deny": 0}
         for item in items:
             decision = decisions.get(item.id)
@@ -37,7 +40,7 @@ def with_overrides(reclassify: Reclassify | None, decisions: Mapping[str, str]) 
                 item = dataclasses.replace(item, safety=wanted)
                 changed[decision] += 1
             out.append(item)
-        return out, {**record, "owner_overrides": changed}
+        return Reclassified(out, {**record, "owner_overrides": changed}, probabilities)
 
     return run
 
