@@ -314,7 +314,8 @@ class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
 class PreviewLayout(urwid.WidgetWrap[urwid.Widget]):
     """The results, with the preview pane on their right when it is wanted and fits.
 
-    Below `min_cols` columns the preview is hidden (the list needs the width); at each new size
+    Below `min_cols` columns there is no room beside the list: the preview is shown full screen
+    in place of the list when `full` is set (the `p` key), else hidden. At each new size or mode
     `on_layout(cols, rows, shown)` lets the controller fill the pane and size the image.
     """
 
@@ -329,22 +330,42 @@ class PreviewLayout(urwid.WidgetWrap[urwid.Widget]):
         self.columns = urwid.Columns(
             [("weight", 55, results), ("weight", 45, preview)], dividechars=1
         )
+        self.preview = preview
         self.min_cols = min_cols
         self.on_layout = on_layout
-        self.wanted = True
+        self.wanted = True  # beside the list where it fits
+        self.full = False  # full screen where it does not
         self.size: tuple[int, int] = (0, 0)
         super().__init__(results)
 
     @property
+    def narrow(self) -> bool:
+        """Drawn, and too narrow for the pane beside the list."""
+        return 0 < self.size[0] < self.min_cols
+
+    @property
+    def mode(self) -> Literal["list", "side", "full"]:
+        if self.size[0] == 0:
+            return "list"
+        if self.narrow:
+            return "full" if self.full else "list"
+        return "side" if self.wanted else "list"
+
+    @property
     def shown(self) -> bool:
-        return self.wanted and self.size[0] >= self.min_cols
+        return self.mode != "list"
 
     def set_wanted(self, wanted: bool) -> None:
         self.wanted = wanted
         self._switch()
 
+    def set_full(self, full: bool) -> None:
+        self.full = full
+        self._switch()
+
     def _switch(self) -> None:
-        target = self.columns if self.shown else self.results
+        targets = {"side": self.columns, "full": self.preview, "list": self.results}
+        target = targets[self.mode]
         if self._w is not target:
             self._w = target
             self.columns.focus_position = 0
