@@ -511,3 +511,13 @@ def test_bare_command_takes_the_tui_options(
     assert main(argv) == 0
     assert len(seen) == 1
     assert seen[0].print_choice is print_choice and seen[0].query == query
+
+
+def test_the_filter_dialog_takes_a_kind_in_any_case(tmp_path: Path) -> None:
+    c = make(tmp_path)
+    search_for(c, "one")
+    c.feed_keys(["f"], SIZE)
+    typed(c, "MEME")
+    c.feed_keys(["enter"], SIZE)
+    assert c.overlay == "" and c.filters.kind == "meme" and not c.info.error
+    c.stop_threads()

@@ -462,8 +462,11 @@ class FilterDialog(urwid.WidgetWrap[urwid.Widget]):
         def value(edit: urwid.Edit) -> str | None:
             return edit.edit_text.strip() or None
 
+        kind = value(self.kind)  # any case, as `mambomeme search --kind`
         return Filters(
-            kind=value(self.kind), language=value(self.language), template=value(self.template)
+            kind=kind.casefold() if kind else None,
+            language=value(self.language),
+            template=value(self.template),
         )
 
 
