@@ -16,7 +16,8 @@
   paste) is typing, so a query may still start with q.
 - Results found before semantic search was ready are searched again, with the same cues and
   filters, when it becomes ready. With `live`, a query is searched LIVE_DEBOUNCE_S after the last
-  edit (a documented constant: there is no TUI section in params.yaml).
+  edit (a documented constant). params.yaml's `tui` section holds only `graphics` (how previews
+  are drawn: graphics.py), which `mambomeme tui --graphics` overrides.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.search.systems import DEFAULT_SYSTEM, QUICK_SYSTEM
-from mambomeme.tui import clipboard, keys, preview
+from mambomeme.tui import clipboard, graphics, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
 from mambomeme.tui.terminal import HeldInput
 from mambomeme.tui.widgets import (
@@ -82,8 +83,13 @@ class TuiOptions:
     query: str = ""  # searched at start (--query)
     live: bool = False  # search as you type (--live)
     live_debounce_s: float = LIVE_DEBOUNCE_S
+    graphics: str = "blocks"  # kitty, iterm2 or blocks (graphics.choose: --graphics, params)
 
     def __post_init__(self) -> None:
+        if self.graphics not in graphics.PROTOCOLS:
+            raise graphics.GraphicsError(
+                f"graphics: expected one of {', '.join(graphics.PROTOCOLS)}, got {self.graphics!r}"
+            )
         if not self.viewer or not self.viewer[0].strip():
             raise MamboMemeError(
                 f"--viewer: the image viewer command is blank ({self.viewer!r}); give a program "
@@ -150,7 +156,7 @@ class Controller:
         self.screen = screen
         self.query = QueryEdit()
         self.results = ResultsList(on_select=self._on_select)
-        self.preview = PreviewPane()
+        self.preview = PreviewPane(graphics=options.graphics != "blocks")
         self.status = StatusBar()
         self.info = StatusInfo(
             release=options.release,
@@ -723,6 +729,26 @@ class Controller:
         path = Path(result.preview)
         return path if path.is_absolute() else (self.options.build_dir / path).resolve()
 
+    def image_placement(self) -> graphics.Placement | None:
+        """Where on the screen the preview's image cells are, for a graphics protocol to draw
+        the picture over them; None when no image shows (hidden, scrolled off, under a dialog)."""
+        view = self.preview.image_view
+        if view is None or not self.preview_visible or self.overlay or self.preview.offset > 1:
+            return None
+        cols, rows = self.layout.size
+        if self.layout.mode == "side":
+            widths = self.layout.columns.column_widths((cols, rows))
+            left, width = widths[0] + self.layout.columns.dividechars, widths[1]
+        else:
+            left, width = 0, cols
+        top = self.frame.header.rows((cols,)) if self.frame.header is not None else 0
+        if self.preview.offset == 0:
+            top += self.preview.path_rows(width)
+        cells = view.cells(width)
+        if cells is None:
+            return None
+        return graphics.Placement(view.path, top, left, cells[0], cells[1])
+
     def _target(self) -> tuple[Result, Path] | None:
         result = self.results.selected
         if result is None:
@@ -771,7 +797,12 @@ def run_on_terminal(
     """Run the UI on the terminal `tty_in` / `tty_out`, keeping keys typed before the first
     draw: (its exit status, the image chosen with --print-choice or None)."""
     with HeldInput(tty_in.fileno()) as held:
-        screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+        if options.graphics == "blocks":
+            screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+        else:
+            screen = graphics.GraphicsScreen(
+                graphics.Painter(options.graphics), lambda: None, input=tty_in, output=tty_out
+            )
         controller = Controller(
             backend.search,
             options,
@@ -781,5 +812,7 @@ def run_on_terminal(
             open_backend=backend.open,
             screen=screen,
         )
+        if isinstance(screen, graphics.GraphicsScreen):
+            screen.placement = controller.image_placement
         code = controller.run(type_ahead=held.drain)
     return code, controller.chosen_path
