@@ -8,7 +8,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: help setup demo test check repro pool adjudicate clean
+.PHONY: help setup demo test check repro pool adjudicate dvc clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -44,6 +44,9 @@ pool: setup  ## a corpus's pipeline up to the pool stage (blind annotator folder
 
 adjudicate: setup  ## agreement, queue for a third annotator, verify or freeze the judgement set
 	$(BIN)/dvc repro adjudicate@$(CORPUS)
+
+dvc: setup  ## any dvc command, its stages run by the venv's python: make dvc ARGS="repro score@fixture"
+	$(BIN)/dvc $(ARGS)
 
 clean:  ## remove build outputs (not the venv)
 	rm -rf build runs

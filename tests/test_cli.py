@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mambomeme import cli
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mambomeme"
@@ -74,3 +76,78 @@ def test_an_unknown_command_still_lists_every_command() -> None:
     )
     assert done.returncode == 2
     assert "invalid choice: 'nope'" in done.stderr and "'search'" in done.stderr
+
+
+def _usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    assert stop.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("query", ["-_-", "-1", "-0.5"])
+def test_a_query_that_starts_with_a_dash_gets_a_hint_to_use_double_dash(
+    query: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _usage_error(["search", query], capsys)
+    assert "hint: a query that starts with '-' goes last, after '--'" in err
+    assert "mambomeme search [options] -- '-_-'" in err
+
+
+def test_an_unknown_long_option_gets_no_dash_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _usage_error(["search", "cat", "--nope"], capsys)
+    assert "unrecognized arguments: --nope" in err and "hint" not in err
+
+
+def test_a_query_after_double_dash_is_the_query() -> None:
+    args = cli.build_parser("search").parse_args(["search", "--limit", "3", "--", "-_-"])
+    assert args.query == "-_-" and args.limit == 3
+
+
+@pytest.mark.parametrize("spelling", [["--limit", "-1"], ["--limit=-1"]])
+def test_a_negative_limit_is_refused_the_same_in_either_spelling(
+    spelling: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _usage_error(["search", *spelling, "cat"], capsys)
+    assert "argument --limit: must be at least 1, got -1" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-0", "cat"], "argument -0/--null: only with --paths"),
+        (["--null", "--json", "cat"], "argument -0/--null: only with --paths"),
+        (["--json", "--paths", "cat"], "argument --paths: not allowed with argument --json"),
+    ],
+)
+def test_dangling_or_conflicting_output_options_are_refused(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert message in _usage_error(["search", *argv], capsys)
+
+
+def test_filter_values_match_in_any_case() -> None:
+    parser = cli.build_parser("search")
+    args = parser.parse_args(["search", "--kind", "TEMPLATE", "--template", "JOHN CENA", "x"])
+    assert args.kind == "template" and args.template == "JOHN CENA"  # the engine casefolds it
+
+
+def test_quiet_turns_off_every_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import tqdm
+
+    from mambomeme.cli import quiet
+
+    monkeypatch.setattr(tqdm.tqdm, "__init__", tqdm.tqdm.__init__)  # restored afterwards
+    for name in quiet.QUIET_ENV:
+        monkeypatch.delenv(name, raising=False)
+    quiet.silence_progress_bars()
+    out = io.StringIO()
+    for _ in tqdm.tqdm(range(3), desc="embedding shards", disable=False, file=out):
+        pass  # a bar that passes disable= itself, as index/embed_cache.py does
+    assert out.getvalue() == ""
+    import os
+
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"  # huggingface_hub, transformers
+    assert os.environ["TRANSFORMERS_VERBOSITY"] == "error"

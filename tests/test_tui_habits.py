@@ -328,9 +328,108 @@ def test_preview_hides_below_90_columns_and_grows_with_the_terminal(tmp_path: Pa
     assert image_height(big) > image_height(lines(c, (PREVIEW_MIN_COLS, 24)))
     lines(c, (80, 24))  # the terminal shrank
     assert not c.preview_visible
-    c.feed_keys(["p"], (80, 24))  # hide ...
-    c.feed_keys(["p"], (80, 24))  # ... and ask again where it cannot show: it says why
-    assert c.info.message == "the preview needs 90 columns; this is 80"
+    c.stop_threads()
+
+
+def image_rows_on(screen: list[str]) -> int:
+    return sum(1 for line in screen if "▀" in line)
+
+
+def test_p_at_80_columns_shows_a_full_screen_preview_and_p_again_the_list(
+    tmp_path: Path,
+) -> None:
+    c = make(tmp_path)
+    search_for(c, "one two")
+    before = lines(c, SIZE)
+    assert before[1].startswith(" 1. one · Tmpl") and image_rows_on(before) == 0
+    c.feed_keys(["p"], SIZE)
+    screen = lines(c, SIZE)
+    assert c.layout.mode == "full" and c.preview_visible
+    assert screen[1].startswith("path: ") and screen[1].endswith("img.png")
+    assert image_rows_on(screen) >= 10  # most of the 20 body rows: a picture, not a stamp
+    assert screen[-2] == keys.hint_line("preview") and "p list" in screen[-2]
+    c.feed_keys(["j"], SIZE)  # the list keys still move the selection
+    assert c.results.selected is not None and c.results.selected.rank == 2
+    assert "two" in "\n".join(lines(c, SIZE))
+    c.feed_keys(["p"], SIZE)
+    after = lines(c, SIZE)
+    assert not c.preview_visible and image_rows_on(after) == 0
+    assert after[3].startswith(" 2. two · Tmpl") and after[-2] == keys.hint_line("results")
+    c.stop_threads()
+
+
+class Picky(Search):
+    """No result for a cue with "zilch"; a RuntimeError for one with "boom"."""
+
+    def __call__(
+        self, cues: Sequence[str], limit: int, filters: Filters, system: str
+    ) -> SearchResponse:
+        if any("boom" in cue for cue in cues):
+            raise RuntimeError("index unavailable")
+        if any("zilch" in cue for cue in cues):
+            self.calls.append((tuple(cues), system))
+            return SearchResponse("req-none", system, tuple(cues), ())
+        return super().__call__(cues, limit, filters, system)
+
+
+@pytest.mark.parametrize("query", ["zilch", "boom"])
+def test_no_results_or_an_error_leave_the_focus_on_the_query_so_typing_never_quits(
+    tmp_path: Path, query: str
+) -> None:
+    c = make(tmp_path, Picky())
+    search_for(c, query)
+    assert c.frame.focus_position == "header" and c.context() == keys.QUERY
+    typed(c, "aqua")  # q once quit the app here, o opened a viewer, t changed the filter
+    assert c.query.edit_text == f"{query}aqua" and c.filters == Filters()
+    screen = lines(c)
+    assert screen[0] == f"query> {query}aqua"
+    if query == "boom":  # the error stays on the message line until the next search
+        assert screen[-2] == "error: RuntimeError: index unavailable"
+    else:
+        assert screen[-2] == keys.hint_line("query") and "tab results" not in screen[-2]
+    assert c.info.hint == keys.hint_line("query")
+    c.feed_keys(["tab"], SIZE)  # nothing to browse: the focus stays, and the UI says why
+    assert c.frame.focus_position == "header"
+    assert c.info.message == "no results to browse: type a query and press enter"
+    c.stop_threads()
+
+
+def test_a_letter_typed_in_the_results_goes_to_the_query_line(tmp_path: Path) -> None:
+    c = make(tmp_path, Picky())
+    search_for(c, "one two")
+    assert c.context() == keys.RESULTS and lines(c)[-2] == keys.hint_line("results")
+    typed(c, " qua")  # space and q are not bound in the list: typed, never quit
+    assert c.context() == keys.QUERY and c.query.edit_text == "one two qua"
+    assert lines(c)[-2] == keys.hint_line("query+results")
+    c.feed_keys(["enter"], SIZE)
+    settle(c)
+    assert c.context() == keys.RESULTS and c.results.selected is not None
+    c.feed_keys(["j"], SIZE)  # the list's own letters still act there
+    assert c.results.selected.rank == 2 and c.query.edit_text == "one two qua"
+    c.stop_threads()
+
+
+def test_results_arriving_while_the_query_is_edited_leave_the_focus_there(
+    tmp_path: Path,
+) -> None:
+    c = make(tmp_path)
+    typed(c, "one")
+    c.feed_keys(["enter"], SIZE)
+    typed(c, " two")  # typed before the results of "one" arrived
+    settle(c)
+    assert c.context() == keys.QUERY and c.query.edit_text == "one two"
+    c.stop_threads()
+
+
+def test_semantic_ready_keeps_the_first_screen_key_hint(tmp_path: Path) -> None:
+    c = make(tmp_path, load_dense=lambda: None)
+    deadline = time.time() + 5
+    while c.worker.dense_state() != "ready":
+        assert time.time() < deadline
+        time.sleep(0.002)
+    c.process_wakeup()
+    screen = lines(c)
+    assert screen[-2] == keys.hint_line("first") and "sem:ready" in screen[-1]
     c.stop_threads()
 
 
@@ -412,3 +511,13 @@ def test_bare_command_takes_the_tui_options(
     assert main(argv) == 0
     assert len(seen) == 1
     assert seen[0].print_choice is print_choice and seen[0].query == query
+
+
+def test_the_filter_dialog_takes_a_kind_in_any_case(tmp_path: Path) -> None:
+    c = make(tmp_path)
+    search_for(c, "one")
+    c.feed_keys(["f"], SIZE)
+    typed(c, "MEME")
+    c.feed_keys(["enter"], SIZE)
+    assert c.overlay == "" and c.filters.kind == "meme" and not c.info.error
+    c.stop_threads()

@@ -38,7 +38,8 @@ def test_every_binding_is_in_the_help_and_the_docs() -> None:
 def test_lookup_by_context() -> None:
     assert keys.action_for(keys.QUERY, "enter") == "submit"
     assert keys.action_for(keys.RESULTS, "enter") == "choose"
-    assert keys.action_for(keys.RESULTS, "q") == "quit"
+    assert keys.action_for(keys.RESULTS, "esc") == "quit"
+    assert keys.action_for(keys.RESULTS, "q") is None  # typed into the query (fzf's habit)
     assert keys.action_for(keys.QUERY, "q") is None  # typed into the query
     assert keys.action_for(keys.QUERY, "ctrl c") == "quit"  # anywhere
     assert keys.action_for(keys.FILTERS, "enter") == "apply_filters"

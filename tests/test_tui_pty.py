@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import sys
@@ -109,6 +110,8 @@ def test_quit_with_q_restores_terminal_and_writes_no_feedback(tmp_path: Path) ->
     run.search("john cena", 1)
     screen = run.text()
     assert " 1. John Cena " in screen and "sem:" in run.status()
+    run.session.send("/\x15")  # q quits on an empty query line; in the list it is typed
+    assert run.session.wait_for(lambda: run.session.line(0).rstrip() == "query>", 5), run.text()
     run.session.send("q")
     assert run.finish() == 0
     run.assert_terminal_restored()
@@ -142,7 +145,7 @@ def test_type_ahead_is_kept(tmp_path: Path) -> None:
     assert ok, run.text()
     assert run.session.line(0).startswith("query> quiet robot")  # q typed, not quit
     assert " 1. Sleepy Robot " in run.text()
-    run.session.send("q")
+    run.session.send("\x1b")
     assert run.finish() == 0
     run.assert_terminal_restored()
 
@@ -184,7 +187,7 @@ def test_external_viewer_pauses_and_restores_terminal(tmp_path: Path) -> None:
     assert run.session.wait_for(lambda: (tmp_path / "opened").exists(), 10)
     assert run.session.wait_for(lambda: "opened fake-" in run.text(), 10), run.text()
     assert " 1. John Cena " in run.text()  # redrawn after the viewer
-    run.session.send("q")
+    run.session.send("\x1b")
     assert run.finish() == 0
     run.assert_terminal_restored()
     # while the viewer ran, the terminal was in its normal (cooked) mode
@@ -207,10 +210,10 @@ def test_print_choice_prints_the_path_and_composes(tmp_path: Path) -> None:
 def test_semantic_ready_is_reported_and_used(tmp_path: Path) -> None:
     run = Run(tmp_path)
     assert run.session.wait_for(lambda: "sem:ready" in run.status(), 10), run.text()
-    assert "semantic search ready" in run.session.line(22)
+    assert "esc quit" in run.session.line(22)  # the key hint stays; sem:ready says it
     run.search("john cena", 1)
     assert "dense+lex" in run.status()
-    run.session.send("q")
+    run.session.send("\x1b")
     assert run.finish() == 0
 
 
@@ -224,7 +227,7 @@ def test_feedback_opt_in_two_launches_distinct_sessions(tmp_path: Path) -> None:
         copied = run.session.wait_for(lambda r=run, s=sent: s in r.text(), 10)
         assert copied
         run.search("blue teapot", 2)  # a reformulation of the first list
-        run.session.send("q")  # quitting without choosing: abandon
+        run.session.send("\x1b")  # quitting without choosing: abandon
         assert run.finish() == 0
         assert b"\x1b]52;c;" in bytes(run.session.raw)
     records = [json.loads(line) for line in events.read_text().splitlines()]
@@ -241,13 +244,50 @@ def test_feedback_key_turns_it_on(tmp_path: Path) -> None:
     run = Run(tmp_path)
     run.search("john cena", 1)
     assert "fb:off" in run.status()
-    run.session.send("F")  # a typed letter never opts in to logging
+    run.session.send("F")  # a typed letter never opts in to logging: it edits the query
     assert not run.session.wait_for(lambda: "fb:on" in run.status(), 0.5)
+    assert run.session.line(0).startswith("query> john cenaF")
+    run.session.send("\t")  # back to the list
     run.session.send("\x0f")  # ctrl o, the deliberate key
     assert run.session.wait_for(lambda: "fb:on" in run.status(), 5)
     run.session.send("\r")  # choose rank 1: the one selection action
     assert run.session.wait_for(lambda: "chose #1" in run.text(), 5)
-    run.session.send("q")
+    run.session.send("\x1b")
     assert run.finish() == 0
     events = tmp_path / "state" / "mambomeme" / "events.jsonl"
     assert [json.loads(x)["action"] for x in events.read_text().splitlines()] == ["choose"]
+
+
+def test_p_at_80x24_shows_the_half_block_preview_full_screen(tmp_path: Path) -> None:
+    run = Run(tmp_path, extra="--graphics blocks")
+    run.search("john cena", 1)
+    assert "▀" not in run.text()  # 80 columns: no room beside the list
+    run.session.send("p")
+    assert run.session.wait_for(lambda: "p list" in run.session.line(22), 10), run.text()
+    assert run.session.line(1).startswith("path: ")  # the hint is drawn last: all is there
+    assert sum("▀" in run.session.line(row) for row in range(24)) >= 10
+    run.session.send("p")
+    assert run.session.wait_for(lambda: "▀" not in run.text(), 10), run.text()
+    run.session.send("\x1b")
+    assert run.finish() == 0
+    run.assert_terminal_restored()
+
+
+def test_kitty_protocol_draws_the_image_and_clears_it(tmp_path: Path) -> None:
+    shown, cleared = b"\x1b_Ga=T,f=100,", b"\x1b_Ga=d,d=A,q=2\x1b\\"
+    run = Run(tmp_path, extra="--graphics kitty")
+    run.search("john cena", 1)
+    assert shown not in bytes(run.session.raw)
+    run.session.send("p")
+    assert run.session.wait_for(lambda: shown in bytes(run.session.raw), 10)
+    raw = bytes(run.session.raw)
+    assert raw.rfind(cleared) < raw.rfind(shown)  # cleared first, then drawn
+    at = re.search(rb"\x1b7\x1b\[(\d+);1H" + re.escape(shown), raw)
+    assert at is not None and int(at.group(1)) >= 3  # column 1, below the query and the path
+    run.session.send("p")  # the list again: the image is deleted
+    assert run.session.wait_for(
+        lambda: bytes(run.session.raw).rfind(cleared) > bytes(run.session.raw).rfind(shown), 10
+    )
+    run.session.send("\x1b")
+    assert run.finish() == 0
+    run.assert_terminal_restored()

@@ -242,7 +242,7 @@ def test_controller_search_error_shows_in_status_and_ui_keeps_working(tmp_path: 
     wait_apply(c)
     lines = screen_text(c)
     assert lines[1].startswith(" 1. again title")
-    assert lines[-2] == keys.hint_line()  # the error is gone; the key hint is back
+    assert lines[-2] == keys.hint_line("results")  # the error is gone; the key hint is back
     c.stop_threads()
 
 

@@ -5,8 +5,10 @@ messages and exit codes here only; the library itself returns values and raises 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from mambomeme.errors import (
     ArtifactIntegrityError,
@@ -55,11 +57,69 @@ COMMAND_MODULES: dict[str, str] = {
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMAND_MODULES.values()))
 HELP = ("-h", "--help")
+_NEGATIVE = re.compile(r"-\d+(\.\d*)?")
+_OPTION_LIKE = re.compile(r"--?[A-Za-z][\w-]*(=.*)?")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with two habits fixed for every command:
+
+    - `--limit -1` means what `--limit=-1` means: a negative number after an option that takes a
+      value is that value (argparse reads it as an option once a command has an option like -0),
+      so both spellings get the same refusal from the option's type;
+    - a usage error caused by an argument that starts with '-' (a query such as "-_-" or "-1")
+      says to put it after `--`.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None:
+            args = self._join_negative_values(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _join_negative_values(self, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            token = args[i]
+            if token == "--":
+                out.extend(args[i:])
+                break
+            action = self._option_string_actions.get(token)
+            takes_one = action is not None and action.nargs is None and action.const is None
+            if takes_one and i + 1 < len(args) and _NEGATIVE.fullmatch(args[i + 1]):
+                out.append(f"{token}={args[i + 1]}")
+                i += 2
+                continue
+            out.append(token)
+            i += 1
+        return out
+
+    def error(self, message: str) -> NoReturn:
+        if _dash_argument_problem(message):
+            message += (
+                "\nhint: a query that starts with '-' goes last, after '--' (options first): "
+                f"{self.prog} [options] -- '-_-'"
+            )
+        super().error(message)
+
+
+def _dash_argument_problem(message: str) -> bool:
+    """True when argparse refused an argument that starts with '-' but is no option's name."""
+    if "the following arguments are required:" in message:
+        return True
+    if "ignored explicit argument" in message:  # "-0.5" read as the flag -0 with ".5"
+        return True
+    if message.startswith("unrecognized arguments: "):
+        words = message.removeprefix("unrecognized arguments: ").split()
+        return any(w.startswith("-") and not _OPTION_LIKE.fullmatch(w) for w in words)
+    return False
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: with `command`, only the module that registers it."""
-    parser = argparse.ArgumentParser(prog="mambomeme", description="Local meme search.")
+    parser = Parser(prog="mambomeme", description="Local meme search.")
     sub = parser.add_subparsers(dest="command")
     wanted = COMMAND_MODULES.get(command or "")
     for module_name in (wanted,) if wanted else MODULES:
@@ -83,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    check = getattr(args, "check", None)  # options that conflict or dangle: a usage error
+    problem = check(args) if check is not None else None
+    if problem:
+        COMMANDS[args.command].error(problem)
     try:
         return int(args.handler(args))
     except (HoldoutNotAllowedError, ExposedBenchmarkError) as exc:

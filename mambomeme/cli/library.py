@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
         help="OCR engine for captions (default auto: rapidocr if installed, else tesseract)",
     )
     a.add_argument("--json", action="store_true", help="print what was done as JSON")
-    a.add_argument("--quiet", action="store_true", help="no progress bars")
+    a.add_argument("--quiet", action="store_true", help="no progress bars (model loading included)")
     add_home_argument(a)
     add_wait_argument(a)
     a.set_defaults(handler=run_add)
@@ -108,6 +108,10 @@ def _note(line: str) -> None:
 def run_add(args: argparse.Namespace) -> int:
     from mambomeme.library.folders import add_folders
 
+    if args.quiet:
+        from mambomeme.cli.quiet import silence_progress_bars
+
+        silence_progress_bars()
     done = add_folders(args.home, args.dirs, args.ocr, not args.quiet, _note, args.wait)
     report, built, skipped = done.scan, done.built, done.skipped
     data: dict[str, Any] = {

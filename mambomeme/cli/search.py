@@ -34,7 +34,9 @@ def register(sub: Any) -> None:
         type=text_arg(),
         help="an extra alternate cue (repeatable)",
     )
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument(
+        "--limit", type=positive_int, default=10, help="results to show (default 10; 1 or more)"
+    )
     p.add_argument(
         "--system",
         default=None,
@@ -42,9 +44,17 @@ def register(sub: Any) -> None:
         help="bm25 | bm25+typo | dense | hybrid | hybrid-no-<field> (default: the shipped system "
         "with its frozen selection; see `served from` in the output)",
     )
-    p.add_argument("--kind", choices=["template", "meme"])
-    p.add_argument("--language", type=text_arg(blank=False))
-    p.add_argument("--template", type=text_arg(blank=False))
+    # filter values match without regard to case: --kind MEME, --template "john cena", --language EN
+    p.add_argument(
+        "--kind",
+        type=str.casefold,
+        choices=["template", "meme"],
+        help="template or meme (any case)",
+    )
+    p.add_argument(
+        "--language", type=text_arg(blank=False), help="BCP 47 code or its prefix (any case)"
+    )
+    p.add_argument("--template", type=text_arg(blank=False), help="a template's name (any case)")
     p.add_argument(
         "--build",
         type=Path,
@@ -56,10 +66,29 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--library", action="store_true", help="search your library even inside the repository"
     )
-    p.add_argument("--json", action="store_true", help="print the full response as JSON")
-    p.add_argument("--paths", action="store_true", help="print the absolute image paths only")
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the full response as JSON")
+    output.add_argument("--paths", action="store_true", help="print the absolute image paths only")
     p.add_argument("-0", "--null", action="store_true", help="with --paths: end paths with NUL")
-    p.set_defaults(handler=run_search)
+    p.set_defaults(handler=run_search, check=check_options)
+
+
+def positive_int(value: str) -> int:
+    """An argparse type: a whole number of at least 1 (`--limit -1` and `--limit=-1` alike)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
+def check_options(args: argparse.Namespace) -> str | None:
+    """A usage problem no single option shows: an option that means nothing without another."""
+    if args.null and not args.paths:
+        return "argument -0/--null: only with --paths (it ends each printed path with NUL)"
+    return None
 
 
 def text_arg(blank: bool = True) -> Callable[[str], str]:

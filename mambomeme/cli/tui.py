@@ -58,6 +58,12 @@ def add_tui_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--viewer", help=f"image viewer command (default xdg-open; env {ENV_VIEWER})")
     p.add_argument("--no-preview", action="store_true", help="start with the preview pane hidden")
+    p.add_argument(
+        "--graphics",
+        choices=("auto", "kitty", "iterm2", "blocks"),
+        help="how previews are drawn: the Kitty or iTerm2 graphics protocol, or half blocks "
+        "(default: params tui.graphics, else auto: detected from TERM, TERM_PROGRAM, ...)",
+    )
     p.add_argument("--query", "-q", default="", metavar="TEXT", help="search TEXT at start")
     p.add_argument(
         "--live",
@@ -192,6 +198,12 @@ def run_tui(args: argparse.Namespace) -> int:
         backend = LazyEngine(build, params, args.system)
     if args.limit < 1:
         raise TuiError(f"--limit: must be at least 1, got {args.limit}")
+    from mambomeme.tui.graphics import choose
+
+    setting, source = args.graphics, "--graphics"
+    if setting is None:
+        setting, source = str((params or {}).get("tui", {}).get("graphics", "auto")), "tui.graphics"
+    protocol = choose(setting, os.environ, source)
     enabled = feedback.enabled_from_env() if args.feedback is None else bool(args.feedback)
     versions = feedback.serving_versions(build, params, args.system)
     log = feedback.FeedbackLog(args.feedback_file or feedback.default_path(), versions, enabled)
@@ -217,6 +229,7 @@ def run_tui(args: argparse.Namespace) -> int:
         raise_in=os.environ.get(ENV_TEST_RAISE, ""),
         query=args.query,
         live=args.live,
+        graphics=protocol,
     )
     tty_in, tty_out, to_close = _terminal()
     try:

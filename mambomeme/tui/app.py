@@ -16,7 +16,8 @@
   paste) is typing, so a query may still start with q.
 - Results found before semantic search was ready are searched again, with the same cues and
   filters, when it becomes ready. With `live`, a query is searched LIVE_DEBOUNCE_S after the last
-  edit (a documented constant: there is no TUI section in params.yaml).
+  edit (a documented constant). params.yaml's `tui` section holds only `graphics` (how previews
+  are drawn: graphics.py), which `mambomeme tui --graphics` overrides.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.search.systems import DEFAULT_SYSTEM, QUICK_SYSTEM
-from mambomeme.tui import clipboard, keys, preview
+from mambomeme.tui import clipboard, graphics, keys, preview
 from mambomeme.tui.feedback import FeedbackLog
 from mambomeme.tui.terminal import HeldInput
 from mambomeme.tui.widgets import (
@@ -64,7 +65,8 @@ ENV_TEST_RAISE = "MAMBOMEME_TUI_TEST_RAISE"  # test hook: an action whose handle
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 _KIND_CYCLE: tuple[str | None, ...] = (None, *KINDS)
 LIVE_DEBOUNCE_S = 0.15  # --live: search this long after the last edit of the query
-PREVIEW_MIN_COLS = 90  # narrower terminals hide the preview pane: the list needs the width
+PREVIEW_MIN_COLS = 90  # narrower: no pane beside the list (it needs the width); p: full screen
+FULL_PREVIEW_TEXT_ROWS = 4  # the full-screen preview keeps this many rows for the path and text
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,13 @@ class TuiOptions:
     query: str = ""  # searched at start (--query)
     live: bool = False  # search as you type (--live)
     live_debounce_s: float = LIVE_DEBOUNCE_S
+    graphics: str = "blocks"  # kitty, iterm2 or blocks (graphics.choose: --graphics, params)
 
     def __post_init__(self) -> None:
+        if self.graphics not in graphics.PROTOCOLS:
+            raise graphics.GraphicsError(
+                f"graphics: expected one of {', '.join(graphics.PROTOCOLS)}, got {self.graphics!r}"
+            )
         if not self.viewer or not self.viewer[0].strip():
             raise MamboMemeError(
                 f"--viewer: the image viewer command is blank ({self.viewer!r}); give a program "
@@ -122,9 +129,12 @@ class _Top(urwid.WidgetWrap[urwid.Widget]):
         self._w = body
 
     def keypress(self, size: tuple[int, ...], key: str) -> str | None:
-        if self.controller.handle_key(key):
-            return None
-        return super().keypress(size, key)
+        self.controller.info.message = ""  # a notice lasts until the next key
+        unhandled: str | None = None
+        if not self.controller.handle_key(key):
+            unhandled = super().keypress(size, key)
+        self.controller.refresh_hint()
+        return unhandled
 
 
 class Controller:
@@ -146,7 +156,7 @@ class Controller:
         self.screen = screen
         self.query = QueryEdit()
         self.results = ResultsList(on_select=self._on_select)
-        self.preview = PreviewPane()
+        self.preview = PreviewPane(graphics=options.graphics != "blocks")
         self.status = StatusBar()
         self.info = StatusInfo(
             release=options.release,
@@ -177,6 +187,7 @@ class Controller:
         self.last_job: Job | None = None  # the latest submitted search
         self._reselect: tuple[int, str] | None = None  # (seq, item id) to keep selected
         self._typing_burst = False  # this read of input held several printable keys
+        self._focus_results: str | None = None  # the query text whose results take the focus
         self._live_due: float | None = None  # perf_counter time of the pending live search
         self._live_alarm: object = None
         self.response: SearchResponse | None = None
@@ -187,7 +198,7 @@ class Controller:
         self._seen_dense_state = self.info.semantic
         self._signal = 0
         self._pipe = -1
-        self.status.update(self.info)
+        self.refresh_hint()
         urwid.connect_signal(self.query, "postchange", self._on_query_changed)
         if parse_cues(options.query):
             self.query.set_edit_text(options.query)
@@ -292,8 +303,7 @@ class Controller:
         if dense_state != self._seen_dense_state:
             self._seen_dense_state = dense_state
             if dense_state == "ready":
-                self.info.semantic = "ready"
-                self.info.message = "semantic search ready"
+                self.info.semantic = "ready"  # the status line says sem:ready; the hint stays
                 if self._rerun_with_dense():
                     self.info.message = "semantic search ready: searching again with it"
             elif dense_state.startswith("failed"):
@@ -303,6 +313,7 @@ class Controller:
         current = [o for o in outcomes if o.job.seq == self.seq]  # older ones are stale
         if current:
             self._apply(current[-1])
+        self.refresh_hint()
         self._draw()
         return True
 
@@ -319,10 +330,36 @@ class Controller:
             return keys.QUERY
         return keys.EMPTY_QUERY
 
+    def situation(self) -> str:
+        """Which hint of keys.HINTS fits where the focus is ("" in a dialog or the help)."""
+        context = self.context()
+        found = bool(self.results.result_rows)
+        if context == keys.RESULTS:
+            return "preview" if self.layout.mode == "full" else "results"
+        if context == keys.QUERY:
+            return "query+results" if found else "query"
+        if context == keys.EMPTY_QUERY:
+            return "empty+results" if found else "first"
+        return ""
+
+    def refresh_hint(self) -> None:
+        """Make the hint line say what the keys do where the focus is now."""
+        situation = self.situation()
+        if situation:
+            self.info.hint = keys.hint_line(situation)
+            self.status.update(self.info)
+
     def handle_key(self, key: str) -> bool:
-        """Run the action bound to `key` in the current context; False lets widgets have it."""
+        """Run the action bound to `key` in the current context; False lets widgets have it.
+
+        In the results, a printable key bound to nothing there moves the focus to the end of the
+        query line, where the widgets then type it (fzf's habit)."""
         context = self.context()
         action = keys.action_for(context, key)
+        if context == keys.RESULTS and action is None and len(key) == 1 and key.isprintable():
+            self.frame.focus_position = "header"
+            self.query.set_edit_pos(len(self.query.edit_text))
+            return False
         if context == keys.HELP and (action is None or not action.startswith(("help", "quit"))):
             self.close_overlay()  # any other key closes the help, and a bound one acts too
             if action is None or action == "close_help":
@@ -341,7 +378,7 @@ class Controller:
             self.status.update(self.info)
             return
         self._submit(cues, self.filters)
-        self.frame.focus_position = "body"
+        self._focus_results = self.query.edit_text  # results, when some arrive, take the focus
 
     def _submit(self, cues: tuple[str, ...], filters: Filters, reformulated: bool = True) -> None:
         """Queue a search; `reformulated` records an unchosen list as a reformulation."""
@@ -406,6 +443,10 @@ class Controller:
         self.query.set_edit_text("")
 
     def do_toggle_focus(self) -> None:
+        if self.frame.focus_position == "header" and not self.results.result_rows:
+            self.info.message = "no results to browse: type a query and press enter"
+            self.status.update(self.info)
+            return
         self.frame.focus_position = "body" if self.frame.focus_position == "header" else "header"
 
     def do_focus_query(self) -> None:
@@ -509,11 +550,11 @@ class Controller:
         self.close_overlay()
 
     def do_toggle_preview(self) -> None:
-        self.set_preview(not self.layout.wanted)
-        cols = self.layout.size[0]
-        if self.layout.wanted and 0 < cols < PREVIEW_MIN_COLS:
-            self.info.message = f"the preview needs {PREVIEW_MIN_COLS} columns; this is {cols}"
-            self.status.update(self.info)
+        """Beside the list from PREVIEW_MIN_COLS columns; on a narrower terminal, full screen."""
+        if self.layout.narrow:
+            self.layout.set_full(not self.layout.full)
+        else:
+            self.set_preview(not self.layout.wanted)
 
     def do_toggle_feedback(self) -> None:
         self.feedback.set_enabled(not self.feedback.enabled)
@@ -578,9 +619,12 @@ class Controller:
         self.layout.set_wanted(wanted)
 
     def _on_layout(self, _cols: int, rows: int, shown: bool) -> None:
-        """A new size or preview state: the image gets half of the body's rows."""
+        """A new size or preview state: the image gets half of the body's rows beside the list,
+        all but a few metadata lines of them in the full-screen preview."""
         if shown:
-            self.preview.set_image_rows(max(3, rows // 2))
+            full = self.layout.mode == "full"
+            image_rows = rows - FULL_PREVIEW_TEXT_ROWS if full else rows // 2
+            self.preview.set_image_rows(max(3, image_rows))
             self._show_preview()
 
     def _set_filters(self, filters: Filters) -> None:
@@ -615,6 +659,7 @@ class Controller:
                     self.results.set_message(("message", text))
             finally:
                 self._applying = False
+        self._follow_results(outcome)
         self.info.ms = None
         self.status.update(self.info)
         self.preview.show(None, None, None)
@@ -627,6 +672,18 @@ class Controller:
         self.status.update(self.info)
         if self.preview_visible:
             self._show_preview()
+
+    def _follow_results(self, outcome: Outcome) -> None:
+        """Focus follows results: the list takes it when the submitted query found something
+        (unless the query was edited since); no results or an error leave it on the query."""
+        found = outcome.response is not None and bool(outcome.response.results)
+        wanted = self._focus_results
+        if outcome.job.seq == self.seq:
+            self._focus_results = None
+        if not found:
+            self.frame.focus_position = "header"
+        elif wanted is not None and wanted == self.query.edit_text and not self.overlay:
+            self.frame.focus_position = "body"
 
     def _write_timing(self, outcome: Outcome, ms: float) -> None:
         if self.options.timing_file is None:
@@ -671,6 +728,26 @@ class Controller:
     def _path(self, result: Result) -> Path:
         path = Path(result.preview)
         return path if path.is_absolute() else (self.options.build_dir / path).resolve()
+
+    def image_placement(self) -> graphics.Placement | None:
+        """Where on the screen the preview's image cells are, for a graphics protocol to draw
+        the picture over them; None when no image shows (hidden, scrolled off, under a dialog)."""
+        view = self.preview.image_view
+        if view is None or not self.preview_visible or self.overlay or self.preview.offset > 1:
+            return None
+        cols, rows = self.layout.size
+        if self.layout.mode == "side":
+            widths = self.layout.columns.column_widths((cols, rows))
+            left, width = widths[0] + self.layout.columns.dividechars, widths[1]
+        else:
+            left, width = 0, cols
+        top = self.frame.header.rows((cols,)) if self.frame.header is not None else 0
+        if self.preview.offset == 0:
+            top += self.preview.path_rows(width)
+        cells = view.cells(width)
+        if cells is None:
+            return None
+        return graphics.Placement(view.path, top, left, cells[0], cells[1])
 
     def _target(self) -> tuple[Result, Path] | None:
         result = self.results.selected
@@ -720,7 +797,12 @@ def run_on_terminal(
     """Run the UI on the terminal `tty_in` / `tty_out`, keeping keys typed before the first
     draw: (its exit status, the image chosen with --print-choice or None)."""
     with HeldInput(tty_in.fileno()) as held:
-        screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+        if options.graphics == "blocks":
+            screen = urwid.display.raw.Screen(input=tty_in, output=tty_out)
+        else:
+            screen = graphics.GraphicsScreen(
+                graphics.Painter(options.graphics), lambda: None, input=tty_in, output=tty_out
+            )
         controller = Controller(
             backend.search,
             options,
@@ -730,5 +812,7 @@ def run_on_terminal(
             open_backend=backend.open,
             screen=screen,
         )
+        if isinstance(screen, graphics.GraphicsScreen):
+            screen.placement = controller.image_placement
         code = controller.run(type_ahead=held.drain)
     return code, controller.chosen_path

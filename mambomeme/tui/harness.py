@@ -311,7 +311,7 @@ def _one_search(
 ) -> tuple[bool, float, float, bool]:
     """(ok, inside ms, outside ms, timed out) for one submit of `text` as request `seq`."""
     if seq > 1:
-        session.send("/")  # after a submit the focus is on the results list
+        session.send("/")  # to the query line from the list (typed and then cleared otherwise)
     session.send("\x15" + text)  # ctrl-u clears the line first
     typed = session.wait_for(lambda: _shows_query(session, text), timeout_s)
     if not typed:

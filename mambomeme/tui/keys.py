@@ -6,7 +6,12 @@ printable key such as `q` may act because there is no text it could be part of),
 (browsing the list), "filters" (the filter dialog), "help" (the help screen) or "anywhere". The
 controller looks every key up here first (`action_for`), so the table is the only place a key is
 defined; keys that are not bound fall through to the focused widget (typing, cursor movement in
-the query line). The first screen's one-line hint (`hint_line`) names bound keys only.
+the query line). In the results, a printable key that is not bound there moves to the query line
+and is typed (fzf's habit): only the letters in this table act on the list, and none of them
+quits (`esc` does), so a word typed after a search never leaves the app.
+
+The hint line names bound keys only and follows the focus (`hint_line(situation)`): one hint per
+situation in HINTS, each checked against the table at import.
 
 Regenerate the docs after changing the table:  python -m mambomeme.tui.keys
 """
@@ -60,7 +65,12 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("filters", ("ctrl f",), ANYWHERE, "edit the filters (kind, language, template)"),
     Binding("apply_filters", ("enter",), FILTERS, "apply the filters and search again"),
     Binding("cancel", ("esc",), FILTERS, "close the dialog without changes"),
-    Binding("toggle_preview", ("p",), RESULTS, "show or hide the preview (needs 90+ columns)"),
+    Binding(
+        "toggle_preview",
+        ("p",),
+        RESULTS,
+        "show or hide the preview (beside the list from 90 columns, else full screen)",
+    ),
     Binding("details_down", ("J", "shift down"), RESULTS, "scroll the details pane down"),
     Binding("details_up", ("K", "shift up"), RESULTS, "scroll the details pane up"),
     # a control key: a word typed while the results have the focus must never opt in to logging
@@ -77,19 +87,84 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("help_page_down", ("page down", " "), HELP, "scroll the help a page down"),
     Binding("help_page_up", ("page up",), HELP, "scroll the help a page up"),
     Binding("close_help", ("esc", "q", "?", "enter"), HELP, "close the help (any other key too)"),
-    Binding("quit", ("q", "esc"), RESULTS, "quit"),
+    Binding("quit", ("esc",), RESULTS, "quit (q and other unbound letters are typed)"),
     Binding("quit", ("ctrl c",), ANYWHERE, "quit"),
 )
 
-# the first screen's one-line hint: (action, key, label); each key must be bound to its action
-HINT: tuple[tuple[str, str, str], ...] = (
-    ("submit", "enter", "search"),
-    ("next", "ctrl n", "next"),
-    ("previous", "ctrl p", "prev"),
-    ("toggle_focus", "tab", "results"),
-    ("help", "?", "help"),
-    ("quit", "esc", "quit"),
-)
+# the hint line per situation: (action, key, label); each key must be bound to its action in the
+# situation's context. "first": an empty query line with no results (the first screen);
+# "query"/"empty+results"/"query+results": the query line with or without text and results;
+# "results": the list has the focus; "preview": the full-screen preview of a narrow terminal.
+Hint = tuple[tuple[str, str, str], ...]
+HINTS: dict[str, tuple[str, Hint]] = {
+    "first": (
+        EMPTY_QUERY,
+        (
+            ("submit", "enter", "search"),
+            ("filters", "ctrl f", "filters"),
+            ("help", "?", "help"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+    "query": (
+        QUERY,
+        (
+            ("submit", "enter", "search"),
+            ("clear_query", "ctrl u", "clear"),
+            ("filters", "ctrl f", "filters"),
+            ("help", "f1", "help"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+    "empty+results": (
+        EMPTY_QUERY,
+        (
+            ("submit", "enter", "search"),
+            ("next", "ctrl n", "next"),
+            ("previous", "ctrl p", "prev"),
+            ("toggle_focus", "tab", "results"),
+            ("help", "?", "help"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+    "query+results": (
+        QUERY,
+        (
+            ("submit", "enter", "search"),
+            ("next", "ctrl n", "next"),
+            ("previous", "ctrl p", "prev"),
+            ("toggle_focus", "tab", "results"),
+            ("help", "f1", "help"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+    "results": (
+        RESULTS,
+        (
+            ("next", "j", "next"),
+            ("previous", "k", "prev"),
+            ("choose", "enter", "choose"),
+            ("open", "o", "open"),
+            ("copy_path", "y", "copy"),
+            ("toggle_preview", "p", "preview"),
+            ("focus_query", "/", "query"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+    "preview": (
+        RESULTS,
+        (
+            ("toggle_preview", "p", "list"),
+            ("next", "j", "next"),
+            ("previous", "k", "prev"),
+            ("details_down", "J", "scroll"),
+            ("open", "o", "open"),
+            ("choose", "enter", "choose"),
+            ("quit", "esc", "quit"),
+        ),
+    ),
+}
+HINT = HINTS["first"][1]  # the first screen's hint
 
 ACTIONS = frozenset(b.action for b in BINDINGS)
 
@@ -120,14 +195,16 @@ def _applies_in(context: str) -> tuple[str, ...]:
     return (context,)
 
 
-def _check_hint(index: dict[tuple[str, str], str]) -> None:
-    for action, key, _label in HINT:
-        if action not in {a for (_c, k), a in index.items() if k == key}:
-            raise ValueError(f"hint: key {key!r} is not bound to {action!r}")
+def _check_hints(index: dict[tuple[str, str], str]) -> None:
+    for situation, (context, hint) in HINTS.items():
+        for action, key, _label in hint:
+            if index.get((context, key)) != action:
+                raise ValueError(f"hint {situation}: key {key!r} is not bound to {action!r}")
+        if len(hint_line(situation)) > 80:
+            raise ValueError(f"hint {situation}: longer than 80 columns")
 
 
 _INDEX = _check_table(BINDINGS)
-_check_hint(_INDEX)
 
 
 def action_for(context: str, key: str) -> str | None:
@@ -135,9 +212,12 @@ def action_for(context: str, key: str) -> str | None:
     return _INDEX.get((context, key))
 
 
-def hint_line() -> str:
-    """The one-line key hint of the first screen (fits 80 columns)."""
-    return "  ".join(f"{key} {label}" for _action, key, label in HINT)
+def hint_line(situation: str = "first") -> str:
+    """The one-line key hint of a situation in HINTS (the first screen by default; 80 columns)."""
+    return "  ".join(f"{key} {label}" for _action, key, label in HINTS[situation][1])
+
+
+_check_hints(_INDEX)
 
 
 def help_rows() -> list[tuple[str, str]]:

@@ -113,6 +113,13 @@ def half_blocks(image: Image.Image, max_cols: int, max_rows: int, mode: str) -> 
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
+def image_size(path: str) -> tuple[int, int]:
+    """(width, height) in pixels from the file's header; raises OSError if unreadable."""
+    with Image.open(Path(path)) as image:
+        return image.size
+
+
 @lru_cache(maxsize=64)
 def image_rows(path: str, max_cols: int, max_rows: int, mode: str) -> tuple[Row, ...]:
     """`half_blocks` of the image file at `path`, cached per size; raises OSError if unreadable."""

@@ -182,17 +182,35 @@ class ResultsList(urwid.WidgetWrap[urwid.Widget]):
 
 
 class ImageView(urwid.Widget):
-    """A flow widget drawing an image file in half blocks, sized to the width it is given."""
+    """A flow widget drawing an image file in half blocks, sized to the width it is given.
+
+    With `graphics` it draws blank cells of the image's size instead: the screen then writes the
+    real image over them through the terminal's graphics protocol (graphics.py)."""
 
     _sizing = frozenset([urwid.Sizing.FLOW])
 
-    def __init__(self, path: str, max_rows: int, mode: str) -> None:
+    def __init__(self, path: str, max_rows: int, mode: str, graphics: bool = False) -> None:
         super().__init__()
         self.path = path
         self.max_rows = max_rows
         self.mode = mode
+        self.graphics = graphics
+
+    def cells(self, maxcol: int) -> tuple[int, int] | None:
+        """(cols, rows) the image takes at this width; None when it cannot be read."""
+        try:
+            size = preview.image_size(self.path)
+        except (OSError, ValueError):
+            return None
+        cells = preview.fit(size[0], size[1], maxcol, self.max_rows)
+        return cells if cells[0] > 0 else None
 
     def _text(self, maxcol: int) -> urwid.Text:
+        if self.graphics:
+            cells = self.cells(maxcol)
+            if cells is None:
+                return urwid.Text(("dim", "[no image]"))
+            return urwid.Text("\n".join([" " * cells[0]] * cells[1]), wrap="clip")
         try:
             rows = preview.image_rows(self.path, maxcol, self.max_rows, self.mode)
         except (OSError, ValueError) as exc:
@@ -267,10 +285,14 @@ class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
     can be read in a short pane; `image_rows` is the image's height, set from the terminal size.
     """
 
-    def __init__(self, colour_mode: str = "256", image_rows: int = 10) -> None:
+    def __init__(
+        self, colour_mode: str = "256", image_rows: int = 10, graphics: bool = False
+    ) -> None:
         self.walker: urwid.SimpleListWalker[Any] = urwid.SimpleListWalker([])
         self.colour_mode = colour_mode
         self.image_rows = image_rows
+        self.graphics = graphics  # reserve the cells; the screen draws the picture over them
+        self.image_view: ImageView | None = None
         self.offset = 0
         self._rows: list[urwid.Widget] = [urwid.Text(("dim", "no result selected"))]
         self._shown: tuple[Result, Item | None, Path | None] | None = None
@@ -292,7 +314,13 @@ class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
         self.offset = max(0, min(len(self._rows) - 1, self.offset + step))
         self._refresh()
 
+    def path_rows(self, cols: int) -> int:
+        """How many rows the path line takes at `cols` columns (the image starts below it)."""
+        first = self._rows[0] if self._rows else None
+        return first.rows((cols,)) if isinstance(first, urwid.Text) else 0
+
     def _build(self) -> None:
+        self.image_view = None
         if self._shown is None:
             self._rows = [urwid.Text(("dim", "no result selected"))]
             self._refresh()
@@ -301,7 +329,8 @@ class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
         lines = _split_lines(metadata_markup(result, item, str(path or result.preview)))
         rows: list[urwid.Widget] = [urwid.Text(lines[0])]  # the path
         if path is not None:
-            rows.append(ImageView(str(path), self.image_rows, self.colour_mode))
+            self.image_view = ImageView(str(path), self.image_rows, self.colour_mode, self.graphics)
+            rows.append(self.image_view)
         rows.extend(urwid.Text(line) for line in lines[1:])
         self._rows = rows
         self.offset = min(self.offset, len(rows) - 1)
@@ -314,7 +343,8 @@ class PreviewPane(urwid.WidgetWrap[urwid.Widget]):
 class PreviewLayout(urwid.WidgetWrap[urwid.Widget]):
     """The results, with the preview pane on their right when it is wanted and fits.
 
-    Below `min_cols` columns the preview is hidden (the list needs the width); at each new size
+    Below `min_cols` columns there is no room beside the list: the preview is shown full screen
+    in place of the list when `full` is set (the `p` key), else hidden. At each new size or mode
     `on_layout(cols, rows, shown)` lets the controller fill the pane and size the image.
     """
 
@@ -329,22 +359,42 @@ class PreviewLayout(urwid.WidgetWrap[urwid.Widget]):
         self.columns = urwid.Columns(
             [("weight", 55, results), ("weight", 45, preview)], dividechars=1
         )
+        self.preview = preview
         self.min_cols = min_cols
         self.on_layout = on_layout
-        self.wanted = True
+        self.wanted = True  # beside the list where it fits
+        self.full = False  # full screen where it does not
         self.size: tuple[int, int] = (0, 0)
         super().__init__(results)
 
     @property
+    def narrow(self) -> bool:
+        """Drawn, and too narrow for the pane beside the list."""
+        return 0 < self.size[0] < self.min_cols
+
+    @property
+    def mode(self) -> Literal["list", "side", "full"]:
+        if self.size[0] == 0:
+            return "list"
+        if self.narrow:
+            return "full" if self.full else "list"
+        return "side" if self.wanted else "list"
+
+    @property
     def shown(self) -> bool:
-        return self.wanted and self.size[0] >= self.min_cols
+        return self.mode != "list"
 
     def set_wanted(self, wanted: bool) -> None:
         self.wanted = wanted
         self._switch()
 
+    def set_full(self, full: bool) -> None:
+        self.full = full
+        self._switch()
+
     def _switch(self) -> None:
-        target = self.columns if self.shown else self.results
+        targets = {"side": self.columns, "full": self.preview, "list": self.results}
+        target = targets[self.mode]
         if self._w is not target:
             self._w = target
             self.columns.focus_position = 0
@@ -441,8 +491,11 @@ class FilterDialog(urwid.WidgetWrap[urwid.Widget]):
         def value(edit: urwid.Edit) -> str | None:
             return edit.edit_text.strip() or None
 
+        kind = value(self.kind)  # any case, as `mambomeme search --kind`
         return Filters(
-            kind=value(self.kind), language=value(self.language), template=value(self.template)
+            kind=kind.casefold() if kind else None,
+            language=value(self.language),
+            template=value(self.template),
         )
 
 
