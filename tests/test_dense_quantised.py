@@ -118,3 +118,22 @@ def test_engine_dense_route_is_unchanged_with_sq8(
         want = exact.search([query], system="dense", limit=20)
         got = sq8.search([query], system="dense", limit=20)
         assert [r.item_id for r in got.results] == [r.item_id for r in want.results]
+
+
+def test_bench_comparison_reports_full_agreement_for_sq8() -> None:
+    from mambomeme.bench import dense_scan
+
+    matrix = peers.synthetic_matrix(3000, 32, seed=21)
+    vectors = peers.synthetic_matrix(20, 32, seed=22)
+    mask = np.random.default_rng(3).random(3000) < 0.8
+    report = dense_scan.compare(matrix, vectors, mask, depth=20, warmup=2, threads=2)
+    ours = report["agreement"]["ours_sq8_rescored_masked"]
+    assert ours["top10_identical_sets"] == ours["rank_equal"] == ours["recall_at_10"] == 1.0
+    assert ours["queries"] == 20
+    assert set(report["latency_ms"]) == {
+        "ours_exact_masked",
+        "ours_sq8_rescored_masked",
+        "faiss_sq8",
+        "faiss_hnsw",
+    }
+    assert 0.0 <= report["agreement"]["faiss_hnsw"]["recall_at_10"] <= 1.0

@@ -59,18 +59,26 @@ class FaissHNSWPeer:
         return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
 
 
-def agreement(reference: list[Hits], got: list[Hits]) -> dict[str, float]:
-    """Top-10 set identity, rank equality over the whole list, recall@10 and the largest score
-    difference on rows both return, as fractions of the queries."""
+def agreement(
+    reference: list[Hits], got: list[Hits], matrix: np.ndarray, vectors: np.ndarray
+) -> dict[str, float]:
+    """Top-10 set identity, rank equality over the whole list, recall@10, tie-aware recall@10
+    (a returned row counts when its exact score reaches the exact 10th score: rows with equal
+    vectors are interchangeable) and the largest score difference on rows both return."""
     sets = ranks = 0
-    recall = 0.0
+    recall = tied = 0.0
     worst = 0.0
-    for want, have in zip(reference, got, strict=True):
+    for want, have, vector in zip(reference, got, vectors, strict=True):
         want10 = {r for r, _ in want[:10]}
         have10 = {r for r, _ in have[:10]}
         sets += want10 == have10
         ranks += [r for r, _ in want] == [r for r, _ in have]
         recall += len(want10 & have10) / max(1, len(want10))
+        if want[:10]:
+            rows = np.array([r for r, _ in have[:10]], dtype=np.int64)
+            exact = matrix[rows] @ vector if rows.size else np.zeros(0, dtype=np.float32)
+            tenth = want[:10][-1][1]
+            tied += float((exact >= tenth - 1e-6).sum()) / len(want[:10])
         scores = dict(want)
         diffs = [abs(scores[r] - s) for r, s in have if r in scores]
         worst = max([worst, *diffs])
@@ -80,6 +88,7 @@ def agreement(reference: list[Hits], got: list[Hits]) -> dict[str, float]:
         "top10_identical_sets": round(sets / n, 6),
         "rank_equal": round(ranks / n, 6),
         "recall_at_10": round(recall / n, 6),
+        "recall_at_10_tie_aware": round(tied / n, 6),
         "max_abs_score_difference": worst,
     }
 
@@ -140,10 +149,12 @@ def compare(
     unmasked = [exact(v, all_rows, depth) for v in queries]
     report["agreement"] = {
         "ours_sq8_rescored_masked": agreement(
-            masked, [ours.search(v, mask, depth, exact) for v in queries]
+            masked, [ours.search(v, mask, depth, exact) for v in queries], matrix, vectors
         ),
-        "faiss_sq8": agreement(unmasked, [sq8.search(v, depth) for v in queries]),
-        "faiss_hnsw": agreement(unmasked, [hnsw.search(v, depth) for v in queries]),
+        "faiss_sq8": agreement(unmasked, [sq8.search(v, depth) for v in queries], matrix, vectors),
+        "faiss_hnsw": agreement(
+            unmasked, [hnsw.search(v, depth) for v in queries], matrix, vectors
+        ),
     }
     report["agreement"]["ours_sq8_rescored_masked"]["exact_fallbacks"] = ours.fallbacks - fallbacks
     report["bytes_per_query"] = {
