@@ -254,13 +254,15 @@ def verified_bytes(path: Path, expected_sha256: object, what: str = "query encod
 
 def cpu_session(graph: bytes, threads: int | None) -> Any:
     """An ONNX Runtime CPU session of `graph`; `threads` = intra-op threads (None or 0: one
-    per core)."""
+    per core; with more than one, the pool does not spin: the documents at build time)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     if threads:
         options.intra_op_num_threads = int(threads)
         options.inter_op_num_threads = 1
+    if threads != 1:  # idle pool threads sleep instead of spinning: a bulk job on a shared host
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
