@@ -12,6 +12,7 @@ from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import corpus_config  # noqa: E402
 from mambomeme.index.build import build_dense_indexes  # noqa: E402
+from mambomeme.index.executor import ExecutorConfig  # noqa: E402
 
 
 def main() -> None:
@@ -22,6 +23,7 @@ def main() -> None:
     ablations = params["search"]["ablations"] if dense.get("ablation_indexes", True) else {}
     if "ablations" in dense:  # a corpus may embed only some ablations (CPU time)
         ablations = {name: ablations[name] for name in dense["ablations"]}
+    executor = ExecutorConfig.from_params(params.get("build", {}))
     start = time.perf_counter()
     built = build_dense_indexes(
         Path("build") / corpus,
@@ -33,6 +35,8 @@ def main() -> None:
         dense.get("max_seq_length"),
         Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
         int(dense.get("shard_size", 8192)),
+        str(dense.get("document_encoder", "torch")),
+        executor,
     )
     seconds = time.perf_counter() - start
     vectors = sum(m["embedded_now"] for m in built)
@@ -40,7 +44,8 @@ def main() -> None:
     print(
         f"index_dense {corpus}: {len(built)} matrices ({reused} reused: same documents), "
         f"{vectors} vectors embedded in {seconds:.1f} s "
-        f"({vectors / seconds:.0f} docs/s on {dense['device']})"
+        f"({vectors / seconds:.0f} docs/s on {dense['device']}, "
+        f"{dense.get('document_encoder', 'torch')}, {executor.kind})"
     )
 
 

@@ -191,3 +191,25 @@ def test_publish_refuses_a_corrupted_query_encoder(fixture_build: Path, tmp_path
     (folder / TOKENIZER_NAME).write_text("{}", "utf-8")
     with pytest.raises(ReleaseError, match=f"{folder / TOKENIZER_NAME}: checksum"):
         publish(build, manifest, selection, tmp_path / "releases", now=NOW)
+
+
+def test_a_remembered_check_skips_the_hash_but_not_a_changed_graph(
+    fixture_build: Path, tmp_path: Path
+) -> None:
+    from mambomeme.errors import ArtifactIntegrityError
+    from mambomeme.index.integrity import CONTENT_CHECK
+    from mambomeme.index.query_encoder import OnnxQueryEncoder
+    from mambomeme.index.verified import ensure_verified, file_unchanged
+
+    build = tmp_path / "build"
+    shutil.copytree(fixture_build / QUERY_ENCODER_DIR, build / QUERY_ENCODER_DIR)
+    assert ensure_verified(build, CONTENT_CHECK, lambda: None)  # remember this content
+    graph = build / QUERY_ENCODER_DIR / "model.onnx"
+    assert file_unchanged(build, CONTENT_CHECK, graph)
+    opened = OnnxQueryEncoder(build / QUERY_ENCODER_DIR, 1, verified_in=build)
+    assert opened.encode(["john cena"]).shape == (1, 384)
+    with graph.open("ab") as handle:  # changed after the check: hashed again, and refused
+        handle.write(b"\0")
+    assert not file_unchanged(build, CONTENT_CHECK, graph)
+    with pytest.raises(ArtifactIntegrityError, match="checksum"):
+        OnnxQueryEncoder(build / QUERY_ENCODER_DIR, 1, verified_in=build)

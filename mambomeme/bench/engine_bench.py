@@ -341,6 +341,8 @@ def lexical_quality(
 def _dense(
     config: BenchConfig, dense: Any, vectors: np.ndarray, mask: np.ndarray, synthetic: bool
 ) -> dict[str, Any]:
+    from mambomeme.bench import dense_scan  # it imports this module's timers
+
     rows = list(vectors)
     all_rows = np.ones(dense.matrix.shape[0], dtype=bool)
     st = peers.SemanticSearchPeer(dense.matrix)
@@ -359,6 +361,10 @@ def _dense(
         ),
         "faiss_flat_ip": percentiles(
             timed(lambda v: faiss.search(v, config.depth), rows, config.warmup)
+        ),
+        # issue 36: exact vs sq8 + exact rescoring vs faiss SQ8 and HNSWFlat, with agreement
+        "scans": dense_scan.compare(
+            dense.matrix, vectors, mask, config.depth, config.warmup, exact=dense.exact_search
         ),
     }
 

@@ -75,7 +75,7 @@ class SemanticSearchPeer:
         import torch
 
         self._torch = torch
-        self._corpus = torch.from_numpy(matrix)
+        self._corpus = torch.from_numpy(np.array(matrix))  # a writable copy (the index is mapped)
 
     def search(self, query: np.ndarray, depth: int) -> list[tuple[int, float]]:
         from sentence_transformers import util

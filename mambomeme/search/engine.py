@@ -32,6 +32,7 @@ from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
 from mambomeme.index import fts_query
+from mambomeme.index.dense_quantised import EXACT, ScanConfig
 from mambomeme.index.integrity import CONTENT_CHECK, check_content, check_open
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import query_encoder_kind
@@ -90,6 +91,7 @@ class EngineConfig:
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
     rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
     # the reranker's order (weight 1); 0 = the reranker's order alone
+    dense_scan: ScanConfig = EXACT  # dense.scan, rescore_factor, scan_threads
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
@@ -106,6 +108,7 @@ class EngineConfig:
             device=str(params.get("dense", {}).get("device", "cpu")),
             query_threads=int(params.get("dense", {}).get("query_threads", 1)),
             query_encoder=query_encoder_kind(params),
+            dense_scan=ScanConfig.from_params(params.get("dense", {})),
             exact_first=bool(search.get("exact_first", False)),
             slang=bool(search.get("slang", False)),
             risk=(
@@ -177,6 +180,7 @@ class Engine:
             config.device,
             config.query_threads,
             config.query_encoder,
+            config.dense_scan,
         )
         self.routes: dict[str, Route] = {name: route(context) for name, route in ROUTES.items()}
         self._df: dict[str, int] | None = None  # document frequencies, read on first use

@@ -21,6 +21,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
+from mambomeme.index.dense_quantised import EXACT, ScanConfig
 from mambomeme.index.lexical import LexicalIndex
 from mambomeme.search.items import ItemTable
 from mambomeme.search.results import RouteHit
@@ -46,6 +47,7 @@ class RouteContext:
     device: str  # params dense.device: where query models run
     query_threads: int  # params dense.query_threads
     query_encoder: str  # params dense.query_encoder: onnx or torch
+    dense_scan: ScanConfig = EXACT  # params dense.scan: exact, or sq8 + exact rescoring
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class DenseRoute:
                 )
             if variant not in self._indexes:
                 files = DenseFiles.in_dir(c.build_dir / DENSE_DIR, variant)
-                self._indexes[variant] = DenseIndex(files, c.items.ids, c.build_dir)
+                self._indexes[variant] = DenseIndex(files, c.items.ids, c.build_dir, c.dense_scan)
 
     def embedding_manifest(self, variant: str) -> Path | None:
         from mambomeme.index.dense import DenseFiles
