@@ -228,3 +228,46 @@ def test_a_named_template_keeps_its_place_however_risky() -> None:
     risk = np.array([0.9, 0.0])
     shown, _ = useful_list(results, evidence, p, 0.0, 0.2, 10, risk, RiskRule(0.1, 0.5))
     assert [r.item_id for r in shown] == ["tpl", "b"]
+
+
+def _ranker_mapping() -> tuple[dict[str, Any], Any, np.ndarray]:
+    from mambomeme.models.usefulness.train import new_ranker
+
+    x, y = _data(2)
+    grades = np.clip((x[:, 1] * 1.5 + 1.5).round(), 0, 3).astype(int)
+    ranker = new_ranker(
+        {
+            "ranker": {
+                "n_estimators": 20,
+                "learning_rate": 0.1,
+                "num_leaves": 7,
+                "min_child_samples": 5,
+            }
+        },  # fmt: skip
+        3,
+    ).fit(x, grades, group=[40] * 10)
+    fitted = new_model(SETTINGS, 7).fit(x, y)
+    return to_mapping(fitted, 0.0, 0.3, 40, "ranker", ranker), ranker, x
+
+
+def test_the_ranker_json_trees_score_what_lightgbm_scores() -> None:
+    mapping, ranker, x = _ranker_mapping()
+    model = UsefulnessModel.from_mapping(mapping)
+    assert model.order == "ranker"
+    assert np.allclose(model.order_scores(x, model.probability(x)), ranker.predict(x), atol=1e-9)
+    assert _ranker_mapping()[0] == mapping  # deterministic
+
+
+def test_a_ranker_order_without_its_trees_is_refused() -> None:
+    mapping = _ranker_mapping()[0]
+    for broken in ({**mapping, "ranker_trees": []}, {**mapping, "ranker_sha256": "0" * 64}):
+        with pytest.raises(MamboMemeError, match="usefulness model"):
+            UsefulnessModel.from_mapping(broken)
+    with pytest.raises(MamboMemeError, match="order"):
+        UsefulnessModel.from_mapping({**mapping, "order": "random"})
+
+
+def test_the_fused_order_keeps_the_fused_list() -> None:
+    model = UsefulnessModel.from_mapping({**_mapping()[0], "order": "fused"})
+    x = _data(3)[0][:5]
+    assert list(model.order_scores(x, model.probability(x))) == [0.0, -1.0, -2.0, -3.0, -4.0]

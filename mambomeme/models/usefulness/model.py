@@ -8,7 +8,9 @@ NumPy only, the release's selection fingerprint covers the model, and nothing is
     P(useful | x) = sigmoid(baseline + sum over trees of leaf_t(x))
     leaf_t(x): from the root, go left while x[feature] <= threshold, else right, to a leaf
 
-The mapping records its version, feature version, feature names and the sha256 of its trees;
+A second ensemble may order the list: a LightGBM LambdaMART ranker (`order: ranker`, its raw
+score is the sum of its trees' leaves), chosen in training against P(useful) and the fused
+order. The mapping records its version, feature version, feature names and the sha256 of its trees;
 `from_mapping` refuses any mismatch (a selection from other code, or an edited model). The
 list rules that use P (order, item threshold, empty threshold) are documented in
 search/usefulness.py.
@@ -105,6 +107,9 @@ def trees_sha256(trees: Sequence[Mapping[str, Any]], baseline: float) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+ORDERS = ("fused", "useful", "ranker")  # what orders a list: see `order_scores`
+
+
 @dataclass(frozen=True)
 class UsefulnessModel:
     baseline: float
@@ -112,6 +117,8 @@ class UsefulnessModel:
     item_threshold: float  # shown items need P >= this (exact matches aside)
     empty_threshold: float  # an empty list when the best P is below this (and nothing exact)
     pool: int  # fused candidates the model scores per request
+    order: str = "useful"  # ORDERS: the fused order, P(useful), or the learned ranker's score
+    ranker: Forest | None = None  # the LambdaMART ranker's trees when order is "ranker"
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any]) -> UsefulnessModel:
@@ -129,12 +136,25 @@ class UsefulnessModel:
         baseline = float(raw["baseline"])
         if trees_sha256(raw_trees, baseline) != raw.get("sha256"):
             raise MamboMemeError("usefulness model: trees do not match their sha256 (edited?)")
+        order = str(raw.get("order", "useful"))
+        if order not in ORDERS:
+            raise MamboMemeError(f"usefulness model: order {order!r}; known: {ORDERS}")
+        ranker = None
+        if order == "ranker":
+            raw_ranker = raw.get("ranker_trees")
+            if not isinstance(raw_ranker, list) or not raw_ranker:
+                raise MamboMemeError("usefulness model: order 'ranker' needs 'ranker_trees'")
+            if trees_sha256(raw_ranker, 0.0) != raw.get("ranker_sha256"):
+                raise MamboMemeError("usefulness model: ranker trees do not match their sha256")
+            ranker = forest(raw_ranker)
         return cls(
             baseline,
             forest(raw_trees),
             float(raw["item_threshold"]),
             float(raw["empty_threshold"]),
             int(raw["pool"]),
+            order,
+            ranker,
         )
 
     def probability(self, x: np.ndarray) -> np.ndarray:
@@ -143,3 +163,12 @@ class UsefulnessModel:
             raise MamboMemeError(f"usefulness model: expected (n, {len(FEATURES)}) features")
         raw = self.baseline + self.trees.predict(np.asarray(x, dtype=np.float64))
         return np.asarray(1.0 / (1.0 + np.exp(-raw)), dtype=np.float64)
+
+    def order_scores(self, x: np.ndarray, probability: np.ndarray) -> np.ndarray:
+        """What orders the list, higher first: the ranker's score, P(useful), or (fused) minus
+        the fused position, so the fused order is kept."""
+        if self.order == "ranker" and self.ranker is not None:
+            return self.ranker.predict(np.asarray(x, dtype=np.float64))
+        if self.order == "fused":
+            return -np.arange(len(x), dtype=np.float64)
+        return probability

@@ -7,9 +7,13 @@
    side) are left out, so the check side stays unseen.
 2. Labels: grade >= 2 from the judgements; a candidate nobody judged counts as not useful (the
    dev pools judge every system's top 10, so an unjudged candidate is one no system ranked high).
-3. Model: HistGradientBoostingClassifier (`usefulness.gbt`), folds grouped by query family
-   (GroupKFold): every tune query gets P from the fold model that never saw its family.
-4. Thresholds: the (item, empty) pair on the `usefulness` grids that maximises the tuning
+3. Models: HistGradientBoostingClassifier (`usefulness.gbt`) for P(useful), and LightGBM's
+   LambdaMART ranker (`usefulness.ranker`, graded labels) as a learned fusion; folds grouped by
+   query family (GroupKFold): every tune query gets P and a ranker score from the fold models
+   that never saw its family.
+4. Order and thresholds: what orders the list (the fused order, i.e. weighted RRF with exact
+   tiers; P(useful); the ranker, each behind the exact tiers) and the (item, empty) pair on the
+   `usefulness` grids that maximise the tuning
    objective (stages/tune.py: 0.55 Q + 0.15 E + 0.10 C + 0.10 S, minus 1 below the Hit@10
    floor) over the out-of-fold probabilities; the final model is fitted on every training row.
 """
@@ -35,7 +39,12 @@ from mambomeme.models.usefulness.features import (
     CandidateEvidence,
     matrix,
 )
-from mambomeme.models.usefulness.model import MODEL_VERSION, UsefulnessModel, trees_sha256
+from mambomeme.models.usefulness.model import (
+    MODEL_VERSION,
+    ORDERS,
+    UsefulnessModel,
+    trees_sha256,
+)
 from mambomeme.search.engine import Engine, EngineConfig
 from mambomeme.search.results import Filters, Result, SearchResponse
 from mambomeme.search.usefulness import useful_list
@@ -105,33 +114,102 @@ def new_model(settings: Mapping[str, Any], seed: int) -> HistGradientBoostingCla
     )
 
 
+def new_ranker(settings: Mapping[str, Any], seed: int) -> Any:
+    """LightGBM's LambdaMART (objective lambdarank) over the same features, graded labels."""
+    import lightgbm
+
+    ranker = settings["ranker"]
+    return lightgbm.LGBMRanker(
+        objective="lambdarank",
+        n_estimators=int(ranker["n_estimators"]),
+        learning_rate=float(ranker["learning_rate"]),
+        num_leaves=int(ranker["num_leaves"]),
+        min_child_samples=int(ranker["min_child_samples"]),
+        random_state=seed,
+        deterministic=True,
+        force_row_wise=True,
+        n_jobs=1,
+        verbose=-1,
+    )
+
+
+def fit_ranker(pools: Sequence[QueryPool], settings: Mapping[str, Any], seed: int) -> Any:
+    """The ranker over `pools` (one group per query; unjudged candidates grade 0)."""
+    used = [p for p in pools if len(p.results)]
+    x = np.vstack([p.x for p in used])
+    grades = np.concatenate([np.clip(p.grades, 0, None) for p in used])
+    return new_ranker(settings, seed).fit(x, grades, group=[len(p.results) for p in used])
+
+
 def out_of_fold(
-    x: np.ndarray,
-    y: np.ndarray,
-    groups: np.ndarray,
+    pools: Sequence[QueryPool],
     targets: Sequence[QueryPool],
     settings: Mapping[str, Any],
     seed: int,
-) -> dict[str, np.ndarray]:
-    """P for each target query from the fold model that never saw its family."""
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """P(useful) and the ranker's score for each target query, from the fold models that never
+    saw its family (GroupKFold over the training rows' query families)."""
+    x, y, groups = training_rows(pools, frozenset())
     families = sorted(set(groups))
     folds = min(int(settings["folds"]), len(families))
     if folds < 2:
         raise TuningError(f"usefulness: {len(families)} query family(ies); need 2 for folds")
     probabilities: dict[str, np.ndarray] = {}
+    scores: dict[str, np.ndarray] = {}
     for train, test in GroupKFold(n_splits=folds).split(x, y, groups):
         if len(set(y[train])) < 2:
             raise TuningError("usefulness: a training fold has a single class")
-        model = new_model(settings, seed).fit(x[train], y[train])
         held = set(groups[test])
+        model = new_model(settings, seed).fit(x[train], y[train])
+        ranker = fit_ranker([p for p in pools if p.query.family not in held], settings, seed)
         for p in targets:
             if p.query.family in held and len(p.results):
                 probabilities[p.query.qid] = model.predict_proba(p.x)[:, 1]
-    return probabilities
+                scores[p.query.qid] = np.asarray(ranker.predict(p.x), dtype=np.float64)
+    return probabilities, scores
+
+
+def ranker_trees(ranker: Any) -> list[dict[str, Any]]:
+    """A fitted LGBMRanker's trees as node arrays (models/usefulness/model.py's format)."""
+    dump = ranker.booster_.dump_model()
+    if dump.get("average_output") or int(dump.get("num_tree_per_iteration", 1)) != 1:
+        raise TuningError("usefulness: unexpected LightGBM model layout")
+    trees = []
+    for info in dump["tree_info"]:
+        nodes: dict[str, list[Any]] = {k: [] for k in ("feature", "threshold", "left", "right",
+                                                         "value", "leaf")}  # fmt: skip
+
+        def add(node: Mapping[str, Any], nodes: dict[str, list[Any]] = nodes) -> int:
+            at = len(nodes["leaf"])
+            for key in nodes:
+                nodes[key].append(0)
+            if "leaf_value" in node:
+                nodes["value"][at] = float(node["leaf_value"])
+                nodes["leaf"][at] = True
+                nodes["threshold"][at] = 0.0
+                return at
+            if node.get("decision_type") != "<=" or node.get("missing_type") not in (None, "None"):
+                raise TuningError("usefulness: the ranker has a split other than x <= t")
+            nodes["feature"][at] = int(node["split_feature"])
+            nodes["threshold"][at] = float(node["threshold"])
+            nodes["leaf"][at] = False
+            nodes["value"][at] = 0.0
+            nodes["left"][at] = add(node["left_child"])
+            nodes["right"][at] = add(node["right_child"])
+            return at
+
+        add(info["tree_structure"])
+        trees.append(nodes)
+    return trees
 
 
 def to_mapping(
-    model: HistGradientBoostingClassifier, item_threshold: float, empty_threshold: float, pool: int
+    model: HistGradientBoostingClassifier,
+    item_threshold: float,
+    empty_threshold: float,
+    pool: int,
+    order: str = "useful",
+    ranker: Any = None,
 ) -> dict[str, Any]:
     """The fitted ensemble as the JSON the selection carries (models/usefulness/model.py)."""
     if model.n_trees_per_iteration_ != 1:
@@ -152,7 +230,12 @@ def to_mapping(
             }
         )
     baseline = float(np.asarray(model._baseline_prediction).ravel()[0])
+    extra: dict[str, Any] = {"order": order}
+    if order == "ranker":
+        found = ranker_trees(ranker)
+        extra |= {"ranker_trees": found, "ranker_sha256": trees_sha256(found, 0.0)}
     return {
+        **extra,
         "version": MODEL_VERSION,
         "feature_version": FEATURE_VERSION,
         "features": list(FEATURES),
@@ -191,34 +274,42 @@ def objective_for(benchmark: Benchmark, engine: Engine, system: str, floor: floa
 def choose_thresholds(
     targets: Sequence[QueryPool],
     probabilities: Mapping[str, np.ndarray],
+    scores: Mapping[str, Mapping[str, np.ndarray]],
     objective: Objective,
     settings: Mapping[str, Any],
-) -> tuple[float, float, float, list[dict[str, Any]]]:
-    """The best (item, empty) threshold pair on the grids (ties: the smaller pair, i.e. the
-    longer lists), with the curve of every point."""
+) -> tuple[str, float, float, float, list[dict[str, Any]]]:
+    """The best (order, item, empty) on the grids, ties to the earlier order in ORDERS and the
+    smaller thresholds (longer lists); `scores`: order -> qid -> order score. Returns the order,
+    both thresholds, the objective and the curve of every point."""
     by_cues = {(tuple(p.query.all_cues), Filters(**p.query.filter_dict)): p for p in targets}
-    curve = []
-    best: tuple[float, float, float] | None = None
 
-    def searcher(item: float, empty: float) -> Callable[[list[str], Filters], SearchResponse]:
+    def searcher(
+        order: str, item: float, empty: float
+    ) -> Callable[[list[str], Filters], SearchResponse]:
         def search(cues: list[str], filters: Filters) -> SearchResponse:
             p = by_cues[(tuple(cues), filters)]
             prob = probabilities.get(p.query.qid, np.zeros(0))
-            shown, reason = useful_list(p.results, p.evidence, prob, item, empty, 10)
+            score = scores[order].get(p.query.qid, np.zeros(0))
+            shown, reason = useful_list(
+                p.results, p.evidence, prob, item, empty, 10, order_score=score
+            )
             return SearchResponse("tune", "usefulness", tuple(cues), tuple(shown), {}, reason)
 
         return search
 
-    for item in sorted(float(v) for v in settings["item_thresholds"]):
-        for empty in sorted(float(v) for v in settings["empty_thresholds"]):
-            value, parts = objective(searcher(item, empty))
-            curve.append({"item_threshold": item, "empty_threshold": empty,
-                          "objective": value, **parts})  # fmt: skip
-            if best is None or value > best[0] + 1e-12:
-                best = (value, item, empty)
+    curve = []
+    best: tuple[float, str, float, float] | None = None
+    for order in [o for o in ORDERS if o in settings.get("orders", ORDERS)]:
+        for item in sorted(float(v) for v in settings["item_thresholds"]):
+            for empty in sorted(float(v) for v in settings["empty_thresholds"]):
+                value, parts = objective(searcher(order, item, empty))
+                curve.append({"order": order, "item_threshold": item, "empty_threshold": empty,
+                              "objective": value, **parts})  # fmt: skip
+                if best is None or value > best[0] + 1e-12:
+                    best = (value, order, item, empty)
     if best is None:
-        raise TuningError("usefulness: empty threshold grids")
-    return best[1], best[2], best[0], curve
+        raise TuningError("usefulness: empty order or threshold grids")
+    return best[1], best[2], best[3], best[0], curve
 
 
 def train_usefulness(
@@ -231,22 +322,36 @@ def train_usefulness(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model mapping (with its thresholds) and a report of how it was chosen."""
     tune_pools = [p for p in tune_pools if p.query.family not in held_out]
-    x, y, groups = training_rows([*tune_pools, *extra_pools], held_out)
-    probabilities = out_of_fold(x, y, groups, tune_pools, settings, seed)
-    item, empty, value, curve = choose_thresholds(tune_pools, probabilities, objective, settings)
+    pools = [p for p in [*tune_pools, *extra_pools] if p.query.family not in held_out]
+    x, y, groups = training_rows(pools, held_out)
+    probabilities, ranked = out_of_fold(pools, tune_pools, settings, seed)
+    fused = {p.query.qid: -np.arange(len(p.results), dtype=np.float64) for p in tune_pools}
+    scores = {"fused": fused, "useful": probabilities, "ranker": ranked}
+    order, item, empty, value, curve = choose_thresholds(
+        tune_pools, probabilities, scores, objective, settings
+    )
     final = new_model(settings, seed).fit(x, y)
-    mapping = to_mapping(final, item, empty, int(settings["pool"]))
-    check = UsefulnessModel.from_mapping(mapping).probability(x[:200])
+    ranker = fit_ranker(pools, settings, seed) if order == "ranker" else None
+    mapping = to_mapping(final, item, empty, int(settings["pool"]), order, ranker)
+    loaded = UsefulnessModel.from_mapping(mapping)
+    check = loaded.probability(x[:200])
     drift = float(np.max(np.abs(check - final.predict_proba(x[:200])[:, 1])))
-    if not math.isfinite(drift) or drift > 1e-9:
-        raise TuningError(f"usefulness: the JSON trees disagree with scikit-learn by {drift}")
+    if ranker is not None:
+        scored = loaded.order_scores(x[:200], check)
+        drift = max(drift, float(np.max(np.abs(scored - ranker.predict(x[:200])))))
+    if not math.isfinite(drift) or drift > 1e-6:
+        raise TuningError(f"usefulness: the JSON trees disagree with the fitted models by {drift}")
+    best_by_order = {
+        o: max((c["objective"] for c in curve if c["order"] == o), default=None) for o in ORDERS
+    }
     report = {
         "rows": int(len(y)),
         "positives": int(y.sum()),
         "families": len(set(groups)),
         "queries": {"tune": len(tune_pools), "train_on": len(extra_pools)},
         "objective_out_of_fold": value,
-        "chosen": {"item_threshold": item, "empty_threshold": empty},
+        "objective_by_order": best_by_order,
+        "chosen": {"order": order, "item_threshold": item, "empty_threshold": empty},
         "curve": curve,
     }
     return mapping, report
