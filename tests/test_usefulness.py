@@ -271,3 +271,16 @@ def test_the_fused_order_keeps_the_fused_list() -> None:
     model = UsefulnessModel.from_mapping({**_mapping()[0], "order": "fused"})
     x = _data(3)[0][:5]
     assert list(model.order_scores(x, model.probability(x))) == [0.0, -1.0, -2.0, -3.0, -4.0]
+
+
+def test_explain_names_the_chat_spelling_cue(
+    fixture_build: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mambomeme.cli import main
+
+    argv = ["search", "u cant c me", "--explain", "--limit", "3", "--build", str(fixture_build)]
+    code = main([*argv, "--params", str(ROOT / "params.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert 'c1 "you can\'t see me" (chat spelling read as English)' in out
+    assert "c1:lexical#" in out  # the rewritten cue's own route hits

@@ -70,6 +70,12 @@ def register(sub: Any) -> None:
     output.add_argument("--json", action="store_true", help="print the full response as JSON")
     output.add_argument("--paths", action="store_true", help="print the absolute image paths only")
     p.add_argument("-0", "--null", action="store_true", help="with --paths: end paths with NUL")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also say which cues were searched (your cues and the engine's chat-spelling "
+        "rewrite) and which cue each route hit came from",
+    )
     p.set_defaults(handler=run_search, check=check_options)
 
 
@@ -177,10 +183,14 @@ def run_search(args: argparse.Namespace) -> int:
             result["preview"] = absolute_preview(served, result["preview"])
         emit(json.dumps(data, indent=2, ensure_ascii=False))
     elif response.results:
-        table = format_table(response).splitlines()
+        if args.explain:
+            emit(explain_cues(response))
+        table = format_table(response, args.explain).splitlines()
         emit("\n".join(table[:-1]))
         print(f"{table[-1]}; served from {label} ({shipped_from})", file=sys.stderr)
     if not response.results and not args.json:
+        if args.explain:
+            print(explain_cues(response), file=sys.stderr)
         print(f"{format_table(response)}; served from {label}", file=sys.stderr)
     return 0 if response.results else 1
 
@@ -193,7 +203,17 @@ def response_json(response: SearchResponse) -> dict[str, Any]:
     return data
 
 
-def format_table(response: SearchResponse) -> str:
+def explain_cues(response: SearchResponse) -> str:
+    """The cues the engine searched, numbered as route hits name them (c0 is the main cue)."""
+    typed = [f"c{i} {cue!r} (yours)" for i, cue in enumerate(response.cues)]
+    added = [
+        f"c{len(response.cues) + i} {cue!r} (chat spelling read as English)"
+        for i, cue in enumerate(response.added_cues)
+    ]
+    return "cues: " + "; ".join(typed + added)
+
+
+def format_table(response: SearchResponse, explain: bool = False) -> str:
     if not response.results:
         return (
             f"no confident match ({response.empty_reason}); "
@@ -201,7 +221,9 @@ def format_table(response: SearchResponse) -> str:
         )
     lines = []
     for r in response.results:
-        evidence = ", ".join(f"{h.route}#{h.rank}({h.score:.3g})" for h in r.hits)
+        evidence = ", ".join(
+            f"{f'c{h.cue}:' if explain else ''}{h.route}#{h.rank}({h.score:.3g})" for h in r.hits
+        )
         fields = ", ".join(m.field for m in r.matched_fields) or "-"
         lines.append(f"{r.rank:>2}. {r.item_id}  {r.title}  [{r.template or r.kind}]")
         lines.append(f"    fused {r.fused_score:.4f}  routes {evidence}  matched {fields}")
