@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    check = getattr(args, "check", None)  # options that conflict or dangle: a usage error
+    check = getattr(args, "option_check", None)  # options that conflict or dangle: usage error
     problem = check(args) if check is not None else None
     if problem:
         COMMANDS[args.command].error(problem)

@@ -76,7 +76,7 @@ def register(sub: Any) -> None:
         help="also say which cues were searched (your cues and the engine's chat-spelling "
         "rewrite) and which cue each route hit came from",
     )
-    p.set_defaults(handler=run_search, check=check_options)
+    p.set_defaults(handler=run_search, option_check=check_options)
 
 
 def positive_int(value: str) -> int:
