@@ -284,3 +284,28 @@ def test_explain_names_the_chat_spelling_cue(
     assert code == 0
     assert 'c1 "you can\'t see me" (chat spelling read as English)' in out
     assert "c1:lexical#" in out  # the rewritten cue's own route hits
+
+
+def test_on_the_fixture_a_risky_item_never_ends_a_list_and_a_named_template_stays_first(
+    useful_engine: Engine,
+) -> None:
+    from mambomeme.search.usefulness import RiskRule
+
+    plain = useful_engine.search(["wrestler waving hand"], 10, None, "hybrid").results
+    assert len(plain) >= 3
+    last = plain[-1].item_id
+    risky = useful_engine.with_config(
+        dataclasses.replace(useful_engine.config, risk=RiskRule(low=0.5, margin=0.1))
+    )
+    items = risky.items
+    before = {i: float(items.risk[items.row_of[i]]) for i in (last, "fx:tpl-john-cena")}
+    items.set_risk({last: 0.9, "fx:tpl-john-cena": 0.9})
+    try:
+        shown = [
+            r.item_id for r in risky.search(["wrestler waving hand"], 10, None, "hybrid").results
+        ]
+        assert shown and shown[-1] != last and last not in shown[len(plain) - 1 :]
+        named = risky.search(["john cena"], 10, None, "hybrid").results
+        assert named[0].item_id == "fx:tpl-john-cena"  # exact: keeps its place however risky
+    finally:
+        items.set_risk(before)
