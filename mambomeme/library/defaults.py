@@ -50,7 +50,7 @@ DEFAULTS: dict[str, Any] = {
         "min_cosine": 0.35,
         "min_lexical_coverage": 0.5,
         "min_typo_coverage": 0.75,
-        "risk": {"low": 0.15, "margin": 0.1},
+        "risk": {"low": 0.1, "margin": 0.1},
         "slang": True,
         "exact_first": True,
         "group_cap": 1,

@@ -354,8 +354,9 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             "",
             "## Risk-aware lists (families unseen: rules + model classes, cross-fitted risk)",
             "",
-            "A candidate with P(unsafe) >= low ranks as if `margin` less useful and never ends "
-            "a list (search/usefulness.py). Served: "
+            "A candidate with P(unsafe) >= low waits below every safe-looking candidate whose "
+            "P(useful) is within `margin` of its own and never ends a list "
+            "(search/usefulness.py). Served: "
             f"{report.get('risk_served') or 'no rule'}.",
             "",
             "| rule | safe-list (ordinary) | safe-list (safety subset) | unsafe items shown | "
