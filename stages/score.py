@@ -41,6 +41,7 @@ def main() -> None:
         resamples,
         extra=extra,
     )
+    link_safety_holdout(reports)
     selection = reports / "selection.json"
     shared = Path("..") / "shared" / "benchmark"
     write_repro(
@@ -57,6 +58,22 @@ def main() -> None:
         print(f"score {row['system']}: MMTS {row['mmts']:.2f} {row['status']}")
     if card["acceptance"] is not None:
         print(f"decision: {card['acceptance']['decision']}")
+
+
+def link_safety_holdout(reports: Path) -> None:
+    """The scorecard page names the unseen-family moderation report when the corpus has one
+    (stage safety_holdout writes it beside the scorecard; not a dependency: it reads the
+    selection this pipeline tunes)."""
+    if not (reports / "safety-holdout.md").exists():
+        return
+    page = reports / "scorecard.md"
+    text = page.read_text(encoding="utf-8").rstrip("\n") + (
+        "\n\nModeration on families nobody labelled (cross-fitted safety model, risk-aware "
+        "lists): [safety-holdout.md](safety-holdout.md), `dvc repro safety_holdout`.\n"
+    )
+    tmp = page.with_name(f".{page.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(page)
 
 
 if __name__ == "__main__":
