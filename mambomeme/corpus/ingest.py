@@ -49,7 +49,7 @@ class Reclassified:
 
     items: list[Item]
     record: dict[str, Any]  # for the manifest
-    probabilities: dict[str, float]  # item id -> P(unsafe), every item
+    probabilities: dict[str, float] | None  # item id -> P(unsafe), every item; None: no model
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def with_overrides(reclassify: Reclassify | None, decisions: Mapping[str, str]) 
 
     def run(items: list[Item]) -> Reclassified:
         record: dict[str, Any] = {"applied": False}
-        probabilities: dict[str, float] = {}
+        probabilities: dict[str, float] | None = None  # no model: no probabilities column
         if reclassify is not None:
             found = reclassify(items)
             items, record, probabilities = found.items, found.record, found.probabilities
