@@ -14,6 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # remembered content checks (index/verified.py) go to a private folder, not ~/.cache
 os.environ.setdefault("MAMBOMEME_VERIFIED_DIR", tempfile.mkdtemp(prefix="mambomeme-verified-"))
+# no warm search servers (mambomeme/warm) left running by CLI tests; tests/test_warm.py opts in
+os.environ["MAMBOMEME_WARM"] = "0"
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -37,6 +37,7 @@ COMMANDS: dict[str, argparse.ArgumentParser] = {}
 # tests/test_cli.py checks this table against what the modules register.
 COMMAND_MODULES: dict[str, str] = {
     "search": "mambomeme.cli.search",
+    "serve": "mambomeme.cli.serve",
     "run": "mambomeme.cli.evaluation",
     "score": "mambomeme.cli.evaluation",
     "pool": "mambomeme.cli.annotate",

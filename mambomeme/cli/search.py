@@ -16,12 +16,14 @@ from mambomeme.errors import IndexError_
 from mambomeme.search.cues import parse_cues
 from mambomeme.search.results import Filters, SearchResponse
 from mambomeme.serving import (
+    Target,
     absolute_preview,
     default_system,
     gone_from_disk,
     library_damaged,
     serving_target,
 )
+from mambomeme.warm.client import warm_search
 
 
 def register(sub: Any) -> None:
@@ -154,21 +156,17 @@ def split_cues(query: str, extra: list[str]) -> list[str]:
 def run_search(args: argparse.Namespace) -> int:
     """Results to stdout (a table, --json or --paths), everything else to stderr; exit 0 with
     results, 1 when nothing matched (cli.main: 2 on a usage error)."""
-    from mambomeme.search.engine import Engine
-
     target = serving_target(args.build, args.params, args.home, args.library)
     served, label, params = target.build, target.label, target.params
     system, shipped_from = args.system, "--system"
     if system is None:
         params, system, shipped_from = default_system(target)
     filters = Filters(kind=args.kind, language=args.language, template=args.template)
-    try:
-        engine = Engine.open(served, params)
-        engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
-        engine.load(system)  # load any model first so the printed time is the search's own
-        response = engine.search(split_cues(args.query, args.cue), args.limit, filters, system)
-    except IndexError_ as exc:
-        raise library_damaged(target, exc) from None  # library users get library wording
+    cues = split_cues(args.query, args.cue)
+    # the warm server's answer for exactly this build and code, else None: search here
+    response = warm_search(served, params, system, cues, args.limit, filters)
+    if response is None:
+        response = search_here(target, params, system, cues, args.limit, filters)
     found = len(response.results)
     response = gone_from_disk(target, response)  # deleted since the last `mambomeme add`
     if len(response.results) < found:
@@ -193,6 +191,26 @@ def run_search(args: argparse.Namespace) -> int:
             print(explain_cues(response), file=sys.stderr)
         print(f"{format_table(response)}; served from {label}", file=sys.stderr)
     return 0 if response.results else 1
+
+
+def search_here(
+    target: Target,
+    params: dict[str, Any],
+    system: str,
+    cues: list[str],
+    limit: int,
+    filters: Filters,
+) -> SearchResponse:
+    """The search in this process (no warm server, or it could not answer for this build)."""
+    from mambomeme.search.engine import Engine
+
+    try:
+        engine = Engine.open(target.build, params)
+        engine.items.check_filter_values(filters)  # --template Nope is an error, not "no match"
+        engine.load(system)  # load any model first so the printed time is the search's own
+        return engine.search(cues, limit, filters, system)
+    except IndexError_ as exc:
+        raise library_damaged(target, exc) from None  # library users get library wording
 
 
 def response_json(response: SearchResponse) -> dict[str, Any]:
