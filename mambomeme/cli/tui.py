@@ -15,7 +15,7 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.tui import feedback
 
 if TYPE_CHECKING:
-    from mambomeme.tui.feedback_report import LineProblem, SliceIndex
+    from mambomeme.feedback import LineProblem, SliceIndex
 
 ENV_FAKE = "MAMBOMEME_TUI_FAKE_ENGINE"
 ENV_VIEWER = "MAMBOMEME_VIEWER"
@@ -287,7 +287,7 @@ def _report_slices(benchmark: Path | None, params: Path) -> tuple[SliceIndex | N
     """The benchmark slice index: --benchmark must load; the params default may be absent."""
     import yaml
 
-    from mambomeme.tui import feedback_report
+    from mambomeme import feedback as feedback_report
 
     if benchmark is not None:
         return feedback_report.load_slices(benchmark), ""
@@ -300,7 +300,7 @@ def _report_slices(benchmark: Path | None, params: Path) -> tuple[SliceIndex | N
 
 def run_feedback_report(args: argparse.Namespace) -> int:
     """Print the metrics (text or --json); exit 1 when there are no events to count."""
-    from mambomeme.tui import feedback_report
+    from mambomeme import feedback as feedback_report
 
     path = args.feedback_file or feedback.default_path()
     now = feedback.utc_now()
@@ -330,7 +330,7 @@ def run_feedback_report(args: argparse.Namespace) -> int:
 
 def run_feedback_export(args: argparse.Namespace) -> int:
     """Copy the events to a new file after an explicit yes; nothing is ever uploaded."""
-    from mambomeme.tui import feedback_report
+    from mambomeme import feedback as feedback_report
 
     path = args.feedback_file or feedback.default_path()
     try:

@@ -25,21 +25,26 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mambomeme.corpus.normalise import normalise
-from mambomeme.errors import MamboMemeError
+from mambomeme.feedback.schema import (
+    ACTIONS,
+    EVENT_SCHEMA_VERSION,
+    ITEM_ACTIONS,
+    RETENTION_DAYS,
+    FeedbackError,
+    Shown,
+)
 
-EVENT_SCHEMA_VERSION = "interaction-v1"
+__all__ = [  # the schema's names stay importable from here (the TUI's log)
+    "ACTIONS", "EVENT_SCHEMA_VERSION", "ITEM_ACTIONS", "RETENTION_DAYS", "FeedbackError",
+    "FeedbackLog", "InteractionEvent", "Shown", "Versions", "default_path", "delete_events",
+    "enabled_from_env", "serving_versions", "utc_now",
+]  # fmt: skip
+
 INTERFACE_VERSION = "mambomeme-tui-1"
-ACTIONS = ("preview", "open", "copy", "choose", "reformulate", "abandon")
-ITEM_ACTIONS = frozenset({"preview", "open", "copy", "choose"})
-RETENTION_DAYS = 30
 ENV_PATH = "MAMBOMEME_FEEDBACK_FILE"
 ENV_ENABLE = "MAMBOMEME_FEEDBACK"
 
 Clock = Callable[[], datetime]
-
-
-class FeedbackError(MamboMemeError):
-    """The events file could not be written or read safely."""
 
 
 def utc_now() -> datetime:
@@ -79,12 +84,6 @@ def serving_versions(build: Path, params: Mapping[str, Any] | None, system: str)
         digest = hashlib.sha256(json.dumps(section, sort_keys=True, default=str).encode())
         retriever += ":" + digest.hexdigest()[:12]
     return Versions(dataset=dataset, retriever=retriever, interface=INTERFACE_VERSION)
-
-
-@dataclass(frozen=True)
-class Shown:
-    id: str
-    rank: int
 
 
 @dataclass(frozen=True)
