@@ -25,24 +25,33 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 import urwid
 
-from mambomeme.corpus.schema import KINDS, Item
-from mambomeme.errors import MamboMemeError
 from mambomeme.search.cues import parse_cues
-from mambomeme.search.results import Filters, Result, SearchResponse
-from mambomeme.search.systems import DEFAULT_SYSTEM, QUICK_SYSTEM
-from mambomeme.tui import clipboard, graphics, keys, preview
+from mambomeme.search.results import Filters, SearchResponse
+from mambomeme.search.systems import QUICK_SYSTEM
+from mambomeme.tui import graphics, keys, preview
+from mambomeme.tui.actions import ItemActions
+from mambomeme.tui.dialogs import Dialogs
 from mambomeme.tui.feedback import FeedbackLog
+from mambomeme.tui.live import LiveSearch
+from mambomeme.tui.options import (
+    ENV_TEST_RAISE,
+    EXIT_CODES,
+    LIVE_DEBOUNCE_S,
+    PREVIEW_MIN_COLS,
+    ItemLookup,
+    TuiOptions,
+    no_match_text,
+)
+from mambomeme.tui.previewing import Previewing
+from mambomeme.tui.state import ControllerState, _Top
 from mambomeme.tui.terminal import HeldInput
 from mambomeme.tui.widgets import (
     PALETTE,
@@ -60,84 +69,16 @@ from mambomeme.tui.worker import Job, Outcome, SearchFn, SearchWorker
 if TYPE_CHECKING:
     from mambomeme.tui.backend import LazyEngine
 
-ItemLookup = Callable[[str], "Item | None"]
-ENV_TEST_RAISE = "MAMBOMEME_TUI_TEST_RAISE"  # test hook: an action whose handler raises
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
-_KIND_CYCLE: tuple[str | None, ...] = (None, *KINDS)
-LIVE_DEBOUNCE_S = 0.15  # --live: search this long after the last edit of the query
-PREVIEW_MIN_COLS = 90  # narrower: no pane beside the list (it needs the width); p: full screen
-FULL_PREVIEW_TEXT_ROWS = 4  # the full-screen preview keeps this many rows for the path and text
+__all__ = [  # tests and cli/tui.py import these from here
+    "ENV_TEST_RAISE", "LIVE_DEBOUNCE_S", "PREVIEW_MIN_COLS", "Controller", "TuiOptions",
+    "no_match_text", "run_on_terminal",
+]  # fmt: skip
 
 
-@dataclass(frozen=True)
-class TuiOptions:
-    build_dir: Path
-    release: str
-    limit: int = 20
-    system: str = DEFAULT_SYSTEM  # used once semantic search is ready; QUICK_SYSTEM until then
-    print_choice: bool = False
-    viewer: tuple[str, ...] = ("xdg-open",)
-    timing_file: Path | None = None
-    show_preview: bool = True
-    raise_in: str = ""
-    query: str = ""  # searched at start (--query)
-    live: bool = False  # search as you type (--live)
-    live_debounce_s: float = LIVE_DEBOUNCE_S
-    graphics: str = "blocks"  # kitty, iterm2 or blocks (graphics.choose: --graphics, params)
+class Controller(LiveSearch, Dialogs, ItemActions, Previewing, ControllerState):
+    """The whole controller: its parts (live.py, dialogs.py, actions.py, previewing.py) share the
+    state and helpers of state.py; this class owns the loop, the worker and the terminal."""
 
-    def __post_init__(self) -> None:
-        if self.graphics not in graphics.PROTOCOLS:
-            raise graphics.GraphicsError(
-                f"graphics: expected one of {', '.join(graphics.PROTOCOLS)}, got {self.graphics!r}"
-            )
-        if not self.viewer or not self.viewer[0].strip():
-            raise MamboMemeError(
-                f"--viewer: the image viewer command is blank ({self.viewer!r}); give a program "
-                "such as xdg-open (or set MAMBOMEME_VIEWER)"
-            )
-
-
-def no_match_text(cues: Sequence[str], filters: Filters, semantic: str) -> str:
-    tips = ["fewer or other words", "an alternate cue after |"]
-    if any(vars(filters).values()):
-        tips.append("clearing the filters (f)")
-    if semantic != "ready":
-        tips.append("again once semantic search is ready")
-    return f"no confident match for {' | '.join(cues)!r}. Try {', '.join(tips)}."
-
-
-@contextmanager
-def paused_screen(loop: urwid.MainLoop) -> Iterator[None]:
-    """Give the terminal back (normal screen, cooked mode) for the block, then redraw."""
-    loop.screen.stop()
-    try:
-        yield
-    finally:
-        loop.screen.start()
-        loop.screen.clear()
-        loop.draw_screen()
-
-
-class _Top(urwid.WidgetWrap[urwid.Widget]):
-    """The top widget: looks every key up in the binding table before the widgets see it."""
-
-    def __init__(self, controller: Controller, body: urwid.Widget) -> None:
-        self.controller = controller
-        super().__init__(body)
-
-    def set_body(self, body: urwid.Widget) -> None:
-        self._w = body
-
-    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
-        self.controller.info.message = ""  # a notice lasts until the next key
-        unhandled: str | None = None
-        if not self.controller.handle_key(key):
-            unhandled = super().keypress(size, key)
-        self.controller.refresh_hint()
-        return unhandled
-
-
-class Controller:
     def __init__(
         self,
         search: SearchFn,
@@ -204,8 +145,6 @@ class Controller:
             self.query.set_edit_text(options.query)
             self.query.set_edit_pos(len(options.query))
             self.do_submit()
-
-    # ----- life cycle -------------------------------------------------------------------------
 
     def build_loop(self) -> urwid.MainLoop:
         self.loop = urwid.MainLoop(
@@ -317,323 +256,6 @@ class Controller:
         self._draw()
         return True
 
-    # ----- keys -------------------------------------------------------------------------------
-
-    def context(self) -> str:
-        if self.overlay == "help":
-            return keys.HELP
-        if self.overlay == "filters":
-            return keys.FILTERS
-        if self.frame.focus_position != "header":
-            return keys.RESULTS
-        if self.query.edit_text or self._typing_burst:
-            return keys.QUERY
-        return keys.EMPTY_QUERY
-
-    def situation(self) -> str:
-        """Which hint of keys.HINTS fits where the focus is ("" in a dialog or the help)."""
-        context = self.context()
-        found = bool(self.results.result_rows)
-        if context == keys.RESULTS:
-            return "preview" if self.layout.mode == "full" else "results"
-        if context == keys.QUERY:
-            return "query+results" if found else "query"
-        if context == keys.EMPTY_QUERY:
-            return "empty+results" if found else "first"
-        return ""
-
-    def refresh_hint(self) -> None:
-        """Make the hint line say what the keys do where the focus is now."""
-        situation = self.situation()
-        if situation:
-            self.info.hint = keys.hint_line(situation)
-            self.status.update(self.info)
-
-    def handle_key(self, key: str) -> bool:
-        """Run the action bound to `key` in the current context; False lets widgets have it.
-
-        In the results, a printable key bound to nothing there moves the focus to the end of the
-        query line, where the widgets then type it (fzf's habit)."""
-        context = self.context()
-        action = keys.action_for(context, key)
-        if context == keys.RESULTS and action is None and len(key) == 1 and key.isprintable():
-            self.frame.focus_position = "header"
-            self.query.set_edit_pos(len(self.query.edit_text))
-            return False
-        if context == keys.HELP and (action is None or not action.startswith(("help", "quit"))):
-            self.close_overlay()  # any other key closes the help, and a bound one acts too
-            if action is None or action == "close_help":
-                return True
-        if action is None:
-            return False
-        if action == self.options.raise_in:
-            raise RuntimeError(f"injected failure in {action!r} ({ENV_TEST_RAISE})")
-        getattr(self, f"do_{action}")()
-        return True
-
-    def do_submit(self) -> None:
-        cues = parse_cues(self.query.edit_text)
-        if not cues:
-            self.info.message = "type a query first; separate alternate cues with |"
-            self.status.update(self.info)
-            return
-        self._submit(cues, self.filters)
-        self._focus_results = self.query.edit_text  # results, when some arrive, take the focus
-
-    def _submit(self, cues: tuple[str, ...], filters: Filters, reformulated: bool = True) -> None:
-        """Queue a search; `reformulated` records an unchosen list as a reformulation."""
-        t0, t0_epoch = time.perf_counter(), time.time()
-        self._cancel_live()
-        if reformulated and self.response is not None and not self.chosen:
-            self._record("reformulate")
-        self.seq += 1
-        system = self.options.system if self.info.semantic == "ready" else QUICK_SYSTEM
-        self.last_job = Job(self.seq, cues, filters, system, t0, t0_epoch)
-        self.worker.submit(self.last_job)
-        self.info = replace(self.info, seq=self.seq, busy=True, message="", error="")
-        self.status.update(self.info)
-
-    def _rerun_with_dense(self) -> bool:
-        """Search the latest cues again now that semantic search is ready; True if it did."""
-        job = self.last_job
-        if job is None or job.system == self.options.system:
-            return False
-        selected = self.results.selected
-        self._submit(job.cues, job.filters, reformulated=False)
-        if selected is not None:
-            self._reselect = (self.seq, selected.item_id)
-        return True
-
-    # ----- search as you type (--live) ----------------------------------------------------------
-
-    def _on_query_changed(self, _edit: object, _old: str) -> None:
-        if not self.options.live:
-            return
-        self._cancel_live()
-        if not parse_cues(self.query.edit_text):
-            return
-        self._live_due = time.perf_counter() + self.options.live_debounce_s
-        if self.loop is not None:
-            self._live_alarm = self.loop.set_alarm_in(
-                self.options.live_debounce_s, lambda _loop, _data: self.live_tick()
-            )
-
-    def _cancel_live(self) -> None:
-        self._live_due = None
-        if self._live_alarm is not None and self.loop is not None:
-            self.loop.remove_alarm(self._live_alarm)
-        self._live_alarm = None
-
-    def live_tick(self, now: float | None = None) -> bool:
-        """Run the pending live search if its debounce time has come; True if it ran."""
-        due = self._live_due
-        if due is None or (time.perf_counter() if now is None else now) < due:
-            return False
-        self._live_alarm = None
-        cues = parse_cues(self.query.edit_text)
-        last = self.last_job
-        if last is not None and (last.cues, last.filters) == (cues, self.filters):
-            self._live_due = None
-            return False
-        self._submit(cues, self.filters, reformulated=False)  # keystrokes are not reformulations
-        self._draw()
-        return True
-
-    def do_clear_query(self) -> None:
-        self.query.set_edit_text("")
-
-    def do_toggle_focus(self) -> None:
-        if self.frame.focus_position == "header" and not self.results.result_rows:
-            self.info.message = "no results to browse: type a query and press enter"
-            self.status.update(self.info)
-            return
-        self.frame.focus_position = "body" if self.frame.focus_position == "header" else "header"
-
-    def do_focus_query(self) -> None:
-        self.frame.focus_position = "header"
-
-    def do_next(self) -> None:
-        self.results.move(1)
-
-    def do_previous(self) -> None:
-        self.results.move(-1)
-
-    def do_first(self) -> None:
-        self.results.move_to(0)
-
-    def do_last(self) -> None:
-        self.results.move_to(-1)
-
-    def do_details_down(self) -> None:
-        self.preview.scroll(1)
-
-    def do_details_up(self) -> None:
-        self.preview.scroll(-1)
-
-    def do_choose(self) -> None:
-        target = self._target()
-        if target is None:
-            return
-        result, path = target
-        self.chosen = True
-        self._record("choose", result)
-        if self.options.print_choice:
-            self.chosen_path = path
-            raise urwid.ExitMainLoop()
-        copy = clipboard.copy_text(str(path), self._terminal_write)
-        self.info.message = f"chose #{result.rank} {result.item_id}; {copy.describe('path')}"
-        self.status.update(self.info)
-
-    def do_open(self) -> None:
-        target = self._target()
-        if target is None or self.loop is None:
-            return
-        result, path = target
-        viewer = self.options.viewer
-        if not viewer or not viewer[0].strip():  # never run the image itself as the program
-            self.info.error = "no image viewer command (--viewer or MAMBOMEME_VIEWER)"
-            self.status.update(self.info)
-            return
-        self._record("open", result)
-        try:
-            with paused_screen(self.loop):
-                done = subprocess.run([*viewer, str(path)], check=False)
-            self.info.error = "" if done.returncode == 0 else f"viewer exited {done.returncode}"
-            self.info.message = f"opened {path.name}"
-        except OSError as exc:
-            self.info.error = f"cannot run viewer {viewer[0]!r}: {exc}"
-        self.status.update(self.info)
-
-    def do_copy_path(self) -> None:
-        target = self._target()
-        if target is None:
-            return
-        result, path = target
-        self._record("copy", result)
-        self.info.message = clipboard.copy_text(str(path), self._terminal_write).describe("path")
-        self.status.update(self.info)
-
-    def do_copy_image(self) -> None:
-        target = self._target()
-        if target is None:
-            return
-        result, path = target
-        self._record("copy", result)
-        image = clipboard.copy_image(path)
-        if image.copied:
-            self.info.message = image.describe("image")
-        else:
-            text = clipboard.copy_text(str(path), self._terminal_write)
-            self.info.message = f"{image.describe('image')}; {text.describe('path')}"
-        self.status.update(self.info)
-
-    def do_cycle_kind(self) -> None:
-        i = _KIND_CYCLE.index(self.filters.kind) if self.filters.kind in _KIND_CYCLE else 0
-        self._set_filters(replace(self.filters, kind=_KIND_CYCLE[(i + 1) % len(_KIND_CYCLE)]))
-
-    def do_filters(self) -> None:
-        self.dialog = FilterDialog(self.filters)
-        self.overlay = "filters"
-        self.top.set_body(urwid.Overlay(self.dialog, self.frame, "center", 52, "middle", 7))
-
-    def do_apply_filters(self) -> None:
-        assert self.dialog is not None
-        new = self.dialog.filters()
-        if new.kind is not None and new.kind not in KINDS:
-            self.info.error = f"filter kind: expected one of {', '.join(KINDS)}, got {new.kind!r}"
-            self.status.update(self.info)
-            return
-        self.close_overlay()
-        self._set_filters(new)
-
-    def do_cancel(self) -> None:
-        self.close_overlay()
-
-    def do_toggle_preview(self) -> None:
-        """Beside the list from PREVIEW_MIN_COLS columns; on a narrower terminal, full screen."""
-        if self.layout.narrow:
-            self.layout.set_full(not self.layout.full)
-        else:
-            self.set_preview(not self.layout.wanted)
-
-    def do_toggle_feedback(self) -> None:
-        self.feedback.set_enabled(not self.feedback.enabled)
-        self.info.feedback = self.feedback.enabled
-        self.info.message = (
-            f"feedback on: local events in {self.feedback.path}"
-            if self.feedback.enabled
-            else "feedback off: nothing more is written"
-        )
-        self.status.update(self.info)
-
-    def do_help(self) -> None:
-        if self.overlay == "help":
-            self.close_overlay()
-            return
-        self.close_overlay()
-        self.overlay = "help"
-        self.help = HelpView()
-        self.top.set_body(
-            urwid.Overlay(
-                self.help, self.frame, "center", ("relative", 96), "middle", ("relative", 96)
-            )
-        )
-
-    def do_help_down(self) -> None:
-        if self.help is not None:
-            self.help.scroll(1)
-
-    def do_help_up(self) -> None:
-        if self.help is not None:
-            self.help.scroll(-1)
-
-    def do_help_page_down(self) -> None:
-        if self.help is not None:
-            self.help.scroll(self.help.page)
-
-    def do_help_page_up(self) -> None:
-        if self.help is not None:
-            self.help.scroll(-self.help.page)
-
-    def do_close_help(self) -> None:
-        self.close_overlay()
-
-    def do_quit(self) -> None:
-        self._record_abandon()
-        raise urwid.ExitMainLoop()
-
-    # ----- helpers ----------------------------------------------------------------------------
-
-    def close_overlay(self) -> None:
-        self.overlay = ""
-        self.dialog = None
-        self.help = None
-        self.top.set_body(self.frame)
-
-    @property
-    def preview_visible(self) -> bool:
-        """The preview pane is on screen: wanted, and the terminal is wide enough."""
-        return self.layout.shown
-
-    def set_preview(self, wanted: bool) -> None:
-        self.layout.set_wanted(wanted)
-
-    def _on_layout(self, _cols: int, rows: int, shown: bool) -> None:
-        """A new size or preview state: the image gets half of the body's rows beside the list,
-        all but a few metadata lines of them in the full-screen preview."""
-        if shown:
-            full = self.layout.mode == "full"
-            image_rows = rows - FULL_PREVIEW_TEXT_ROWS if full else rows // 2
-            self.preview.set_image_rows(max(3, image_rows))
-            self._show_preview()
-
-    def _set_filters(self, filters: Filters) -> None:
-        self.filters = filters
-        self.info.filters = filters
-        self.status.update(self.info)
-        if parse_cues(self.query.edit_text):
-            self.do_submit()
-
     def _apply(self, outcome: Outcome) -> None:
         """Show a current result (or error), draw, and only then stop the submit-to-render clock."""
         self.info.busy = False
@@ -702,93 +324,6 @@ class Controller:
         }
         with self.options.timing_file.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
-
-    def _draw(self) -> None:
-        if self.loop is not None and self.screen is not None and self.screen.started:
-            self.loop.draw_screen()
-
-    def _on_select(self) -> None:
-        if self._applying:
-            return
-        result = self.results.selected
-        if result is not None and self.preview_visible and result.item_id not in self.previewed:
-            self.previewed.add(result.item_id)
-            self._record("preview", result)
-        self._show_preview()
-
-    def _show_preview(self) -> None:
-        if not self.preview_visible:
-            return
-        result = self.results.selected
-        if result is None:
-            self.preview.show(None, None, None)
-            return
-        self.preview.show(result, self.item_lookup(result.item_id), self._path(result))
-
-    def _path(self, result: Result) -> Path:
-        path = Path(result.preview)
-        return path if path.is_absolute() else (self.options.build_dir / path).resolve()
-
-    def image_placement(self) -> graphics.Placement | None:
-        """Where on the screen the preview's image cells are, for a graphics protocol to draw
-        the picture over them; None when no image shows (hidden, scrolled off, under a dialog)."""
-        view = self.preview.image_view
-        if view is None or not self.preview_visible or self.overlay or self.preview.offset > 1:
-            return None
-        cols, rows = self.layout.size
-        if self.layout.mode == "side":
-            widths = self.layout.columns.column_widths((cols, rows))
-            left, width = widths[0] + self.layout.columns.dividechars, widths[1]
-        else:
-            left, width = 0, cols
-        top = self.frame.header.rows((cols,)) if self.frame.header is not None else 0
-        if self.preview.offset == 0:
-            top += self.preview.path_rows(width)
-        cells = view.cells(width)
-        if cells is None:
-            return None
-        return graphics.Placement(view.path, top, left, cells[0], cells[1])
-
-    def _target(self) -> tuple[Result, Path] | None:
-        result = self.results.selected
-        if result is None:
-            self.info.message = "no result selected"
-            self.status.update(self.info)
-            return None
-        if not result.preview.strip():  # "" would resolve to the build folder itself
-            self.info.message = f"#{result.rank} {result.item_id} has no image file"
-            self.status.update(self.info)
-            return None
-        return result, self._path(result)
-
-    def _terminal_write(self, data: str) -> bool:
-        """Write to the terminal (OSC 52); False when there is no terminal screen."""
-        if self.screen is not None and isinstance(self.screen, urwid.display.raw.Screen):
-            try:
-                self.screen.write(data)
-                self.screen.flush()
-            except OSError:
-                return False
-            return True
-        return False
-
-    def _record(self, action: str, result: Result | None = None) -> None:
-        if self.response is None:
-            return
-        shown = [(r.item_id, r.rank) for r in self.response.results]
-        since = (time.perf_counter() - self.rendered_at) * 1000.0
-        target = None if result is None else (result.item_id, result.rank)
-        try:
-            self.feedback.record(
-                action, self.response.request_id, self.response.cues, shown, since, target
-            )
-        except Exception as exc:  # feedback must never break searching
-            self.info.error = f"feedback not written: {exc}"
-            self.status.update(self.info)
-
-    def _record_abandon(self) -> None:
-        if self.response is not None and not self.chosen:
-            self._record("abandon")
 
 
 def run_on_terminal(
