@@ -3,7 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 CORPUS  ?= fixture
-# stage commands say `python ...`: the venv's bin comes first so they run in the venv
+# stages/python runs stages with the python of the dvc that launched them; the venv first on PATH too
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1

@@ -64,6 +64,8 @@ def closure(script: Path) -> set[Path]:
 
 def _stage_script(cmd: str) -> Path | None:
     words = cmd.split()
+    if words and words[0] == "stages/python":  # the interpreter of the launching DVC
+        words[0] = "python"
     if len(words) >= 2 and words[0] == "python" and words[1].endswith(".py"):
         return ROOT / words[1]
     if len(words) >= 3 and words[:2] == ["python", "-m"]:
