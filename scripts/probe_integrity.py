@@ -2,7 +2,7 @@
 file names that are not UTF-8 come back as their bytes? (issues 18 and 35, rerunnable)
 
     python scripts/probe_integrity.py --build build/fixture [--flips 6] [--seed 1]
-        [--skip flips,concurrent,names]
+        [--warm-flips 2] [--skip flips,concurrent,names,warm]
 
 flips: for every artifact of the build (items.parquet, lexical.sqlite, each dense matrix and
 ids file, each term-list file, the reranker's model and tokenizer, a sample of previews),
@@ -34,6 +34,13 @@ names: a folder of images whose names are not UTF-8 (Latin-1, a lone continuatio
 overlong sequence, a name with '%' and one that looks like a URI) is added; each must be
 indexed and found, and its result's path (what `search --paths -0` writes) must be the exact
 bytes on disk.
+
+warm: the warm search server (mambomeme/warm, in a thread here) first answers for an unchanged
+copy, then one random bit of an artifact of that copy is flipped in place and the same request
+is sent: the server must not answer from the engine it holds (the build's stamp changed, so it
+opens the copy again and the check refuses it: the client searches in-process, which refuses
+too). Counts: refused (no warm answer) vs served (a warm answer for the flipped copy: a defect);
+a clean copy that is not served warm is a failed control.
 
 Remembered content checks go to a temporary folder so that every copy is checked as a first
 open would be.
@@ -193,6 +200,58 @@ def run_flips(build: Path, flips: int, rng: random.Random, params: dict[str, Any
     return totals
 
 
+def run_warm(build: Path, flips: int, rng: random.Random, params: dict[str, Any]) -> Counter[str]:
+    import threading
+
+    from mambomeme.search.results import Filters
+    from mambomeme.warm import wire
+    from mambomeme.warm.client import exchange, warm_search
+    from mambomeme.warm.server import ServeConfig, WarmServer
+
+    totals: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory(prefix="probe-warm-") as scratch:
+        os.environ["MAMBOMEME_RUNTIME_DIR"] = str(Path(scratch) / "run")
+        os.environ["MAMBOMEME_WARM"] = "1"
+        folder = wire.runtime_dir()
+        server = WarmServer(folder / wire.SOCKET_NAME, idle_seconds=600, max_builds=2)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+
+        def ask(copy: Path) -> bool:
+            answer = warm_search(copy, params, "bm25", [QUERIES[0]], 10, Filters(), start=False)
+            return answer is not None
+
+        try:
+            for layout in ("manifest", "bare"):
+                for rel in artifacts(build, random.Random(0)):
+                    if layout == "bare" and rel.startswith("previews/"):
+                        continue
+                    outcome: Counter[str] = Counter()
+                    for number in range(flips):
+                        copy = Path(scratch) / f"{layout}-{rel.replace('/', '_')}-{number}"
+                        _copy(build, copy / "x", rel, layout == "bare")
+                        copy = copy / "x"
+                        if not ask(copy):
+                            outcome["control failed"] += 1
+                            continue
+                        data = bytearray((copy / rel).read_bytes())
+                        data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+                        (copy / rel).write_bytes(bytes(data))
+                        outcome["served" if ask(copy) else "refused"] += 1
+                    totals.update(outcome)
+                    kinds = ("refused", "served", "control failed")
+                    counts = "  ".join(f"{k} {outcome[k]}" for k in kinds)
+                    print(f"  warm {layout:<8} {rel:<36} {counts}")
+        finally:
+            exchange(folder, {"stop": True}, ServeConfig())
+            thread.join(timeout=30)
+            server.server_close()
+    print(f"warm total {sum(totals.values())} probes: refused {totals['refused']}, "
+          f"served-corrupt {totals['served']}, "
+          f"control failed {totals['control failed']}")  # fmt: skip
+    return totals
+
+
 def _cli(*argv: str) -> subprocess.Popen[bytes]:
     import mambomeme
 
@@ -283,7 +342,10 @@ def main() -> None:
     parser.add_argument("--params", type=Path, default=ROOT / "params.yaml")
     parser.add_argument("--flips", type=int, default=6)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--skip", default="", help="comma-separated: flips, concurrent, names")
+    parser.add_argument("--warm-flips", type=int, default=2, help="flips per artifact, warm")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated: flips, concurrent, names, warm"
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     os.environ["MAMBOMEME_VERIFIED_DIR"] = tempfile.mkdtemp(prefix="probe-verified-")
@@ -296,6 +358,9 @@ def main() -> None:
     if "flips" not in skip:
         totals = run_flips(args.build, args.flips, rng, params)
         defects += totals["served"] + totals["untyped"]
+    if "warm" not in skip:
+        totals = run_warm(args.build, args.warm_flips, rng, params)
+        defects += totals["served"] + totals["control failed"]
     with tempfile.TemporaryDirectory(prefix="probe-library-") as scratch:
         if "concurrent" not in skip:
             counts = run_concurrent(Path(scratch))
@@ -304,7 +369,7 @@ def main() -> None:
             counts = run_names(Path(scratch))
             defects += counts["not given back"] + counts["add crashed"]
             defects += counts["names"] - counts["indexed"]
-    print(f"defects {defects} (served-corrupt + untyped + crashed + names lost), "
+    print(f"defects {defects} (served-corrupt + untyped + crashed + names lost + warm), "
           f"{time.perf_counter() - started:.0f} s")  # fmt: skip
 
 
