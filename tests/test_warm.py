@@ -37,8 +37,10 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def server(runtime: Path) -> Iterator[WarmServer]:
-    """A warm server in a thread of this process, on the test's private socket."""
+def server(runtime: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WarmServer]:
+    """A warm server in a thread of this process, on the test's private socket (it enters each
+    client's working folder: this process's, given back at the end)."""
+    monkeypatch.chdir(os.getcwd())
     folder = wire.runtime_dir()
     warm = WarmServer(folder / wire.SOCKET_NAME, idle_seconds=600, max_builds=2)
     thread = threading.Thread(target=warm.run, daemon=True)
@@ -85,6 +87,7 @@ def _request(build: Path, params: dict[str, Any], **changes: Any) -> dict[str, A
     request = wire.Request(
         build=str(build.resolve()),
         build_stamp=wire.build_stamp(build),
+        cwd=os.getcwd(),
         code_stamp=wire.code_stamp(),
         params=params,
         system="bm25",
@@ -139,6 +142,21 @@ def test_another_code_or_a_bad_request_is_refused(
     other = exchange(folder, _request(fixture_build, params, code_stamp="0" * 64), ServeConfig())
     assert other == {"status": "stale-code"}
     assert server.finished  # a server of older code goes away
+
+
+def test_the_clients_working_folder_is_where_the_engine_opens(
+    fixture_build: Path, params: dict[str, Any], server: WarmServer, tmp_path: Path
+) -> None:
+    folder = wire.runtime_dir()
+    start = os.getcwd()  # the server's chdir is this process's too
+    gone = exchange(folder, _request(fixture_build, params, cwd=str(tmp_path / "gone")),
+                    ServeConfig())  # fmt: skip
+    assert gone is not None and gone["status"] == "error" and "cannot enter" in gone["message"]
+    here = exchange(folder, _request(fixture_build, params, cwd=start), ServeConfig())
+    there = exchange(folder, _request(fixture_build, params, cwd=str(tmp_path)), ServeConfig())
+    assert here is not None and there is not None
+    assert here["status"] == there["status"] == "ok"
+    assert {key[1] for key in server.engines} == {start, str(tmp_path)}  # one each
 
 
 def test_a_runtime_folder_others_may_enter_is_refused(

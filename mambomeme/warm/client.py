@@ -49,6 +49,7 @@ def warm_search(
         request = wire.Request(
             build=str(resolved),
             build_stamp=wire.build_stamp(resolved),
+            cwd=os.getcwd(),
             code_stamp=wire.code_stamp(),
             params=params,
             system=system,

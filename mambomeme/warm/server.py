@@ -2,7 +2,7 @@
 sessions) so that a repeated `mambomeme search` costs the search, not the start-up.
 
 It serves one request at a time on a Unix socket in the private runtime folder (wire.py), holds
-at most `max_builds` engines (one per build folder and params) and exits after `idle_seconds`
+at most `max_builds` engines (one per build folder, client working folder and params) and exits after `idle_seconds`
 without a request. It never answers for a build or code other than the client's: a request
 carries the build's content stamp and the client's code stamp; a build whose files changed
 since its engine opened is opened (and verified) again, a stamp that differs from the server's
@@ -61,10 +61,11 @@ class _Open:
 
 
 class WarmServer(socketserver.UnixStreamServer):
-    """Engines by (build, params digest), least recently used dropped past `max_builds`."""
+    """Engines by (build, client's working folder, params digest), least recently used dropped
+    past `max_builds`."""
 
     def __init__(self, path: Path, idle_seconds: float, max_builds: int) -> None:
-        self.engines: OrderedDict[tuple[str, str], _Open] = OrderedDict()
+        self.engines: OrderedDict[tuple[str, str, str], _Open] = OrderedDict()
         self.max_builds = max_builds
         self.code_stamp = wire.code_stamp()
         self.finished = False
@@ -100,10 +101,14 @@ class WarmServer(socketserver.UnixStreamServer):
 
     def _search(self, request: wire.Request) -> Any:
         build = Path(request.build)
+        try:
+            os.chdir(request.cwd)  # params' relative paths mean what they mean to the client
+        except OSError as exc:
+            raise MamboMemeError(f"warm request: cannot enter {request.cwd}: {exc}") from None
         stamp = wire.build_stamp(build)
         if stamp != request.build_stamp:
             return None  # the client read another state of the folder than the one here now
-        key = (request.build, wire.params_digest(request.params))
+        key = (request.build, request.cwd, wire.params_digest(request.params))
         opened = self.engines.get(key)
         if opened is None or opened.stamp != stamp:
             from mambomeme.search.engine import Engine

@@ -85,6 +85,7 @@ class Request:
 
     build: str  # the resolved build folder
     build_stamp: str
+    cwd: str  # the client's working folder: relative paths in params resolve against it
     code_stamp: str
     params: dict[str, Any]
     system: str
@@ -97,7 +98,7 @@ class Request:
         """A request read from a client; MamboMemeError naming the field that is wrong."""
         if not isinstance(data, dict):
             raise MamboMemeError("warm request: expected a JSON object")
-        kinds = {"build": str, "build_stamp": str, "code_stamp": str, "params": dict,
+        kinds = {"build": str, "build_stamp": str, "cwd": str, "code_stamp": str, "params": dict,
                  "system": str, "cues": list, "limit": int, "filters": dict}  # fmt: skip
         for name, kind in kinds.items():
             if not isinstance(data.get(name), kind) or isinstance(data.get(name), bool):
