@@ -436,3 +436,18 @@ def test_an_undecodable_item_table_is_a_corrupt_artifact_exit_4(
         Engine.open(bare, params)
     code = cli.main(["search", "john cena", "--build", str(bare), "--system", "bm25"])
     assert code == 4 and "corrupt artifact" in capsys.readouterr().err
+
+
+def test_a_build_with_a_linked_model_folder_opens_and_serves(
+    fixture_build: Path, params: dict[str, Any], tmp_path: Path
+) -> None:
+    """A copy whose query-encoder folder is a symbolic link to the original (as
+    scripts/probe_integrity.py makes them, or a DVC cache of type symlink) is checked and
+    served; the encoder's files outside the copy are hashed, not taken as unchanged."""
+    copy = tmp_path / "linked"
+    shutil.copytree(fixture_build, copy, ignore=shutil.ignore_patterns("query-encoder"))
+    (copy / "query-encoder").symlink_to((fixture_build / "query-encoder").resolve())
+    for _ in range(2):  # the first open checks the folder, the second reads the record
+        engine = Engine.open(copy, params)
+        engine.load("hybrid")
+        assert engine.search(["john cena"], system="hybrid").results

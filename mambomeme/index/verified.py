@@ -85,8 +85,16 @@ def file_unchanged(folder: Path, check: str, path: Path) -> bool:
     files = _read(record_path(folder, check))
     if files is None:
         return False
-    rel = Path(path).resolve().relative_to(Path(folder).resolve()).as_posix()
-    return rel in files and files[rel] == identity_of(path)
+    for inner, outer in (
+        (Path(path).resolve(), Path(folder).resolve()),
+        (Path(os.path.abspath(path)), Path(os.path.abspath(folder))),
+    ):
+        try:
+            rel = inner.relative_to(outer).as_posix()
+        except ValueError:
+            continue  # a file reached through a link out of the folder: try it as named
+        return rel in files and files[rel] == identity_of(path)
+    return False  # not a file of the folder's identity: the loader hashes it
 
 
 def identity_of(path: Path) -> list[int]:
