@@ -2,12 +2,12 @@
 sessions) so that a repeated `mambomeme search` costs the search, not the start-up.
 
 It serves one request at a time on a Unix socket in the private runtime folder (wire.py), holds
-at most `max_builds` engines (one per build folder, client working folder and params) and exits after `idle_seconds`
-without a request. It never answers for a build or code other than the client's: a request
-carries the build's content stamp and the client's code stamp; a build whose files changed
-since its engine opened is opened (and verified) again, a stamp that differs from the server's
-own reading gets "stale" and the client searches in-process. One server per runtime folder: it
-holds `serve.lock` (flock) for its whole life.
+at most `max_builds` engines (one per build folder, client working folder and params) and
+exits after `idle_seconds` without a request. It never answers for a build or code other than
+the client's: a request carries the build's content stamp and the client's code stamp; a build
+whose files changed since its engine opened is opened (and verified) again, a stamp that
+differs from the server's own reading gets "stale" and the client searches in-process. One
+server per runtime folder: it holds `serve.lock` (flock) for its whole life.
 """
 
 from __future__ import annotations
