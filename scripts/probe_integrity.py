@@ -35,7 +35,7 @@ overlong sequence, a name with '%' and one that looks like a URI) is added; each
 indexed and found, and its result's path (what `search --paths -0` writes) must be the exact
 bytes on disk.
 
-warm: the warm search server (mambomeme/warm, in a thread here) first answers for an unchanged
+warm: a warm search server (`mambomeme serve`, its own process) first answers for an unchanged
 copy, then one random bit of an artifact of that copy is flipped in place and the same request
 is sent: the server must not answer from the engine it holds (the build's stamp changed, so it
 opens the copy again and the check refuses it: the client searches in-process, which refuses
@@ -201,21 +201,20 @@ def run_flips(build: Path, flips: int, rng: random.Random, params: dict[str, Any
 
 
 def run_warm(build: Path, flips: int, rng: random.Random, params: dict[str, Any]) -> Counter[str]:
-    import threading
-
     from mambomeme.search.results import Filters
     from mambomeme.warm import wire
     from mambomeme.warm.client import exchange, warm_search
-    from mambomeme.warm.server import ServeConfig, WarmServer
+    from mambomeme.warm.server import ServeConfig
 
     totals: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="probe-warm-") as scratch:
         os.environ["MAMBOMEME_RUNTIME_DIR"] = str(Path(scratch) / "run")
         os.environ["MAMBOMEME_WARM"] = "1"
         folder = wire.runtime_dir()
-        server = WarmServer(folder / wire.SOCKET_NAME, idle_seconds=600, max_builds=2)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
+        server = _cli("serve", "--idle", "600")  # the real server, in its own process
+        deadline = time.monotonic() + 60
+        while not (folder / wire.SOCKET_NAME).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
         def ask(copy: Path) -> bool:
             answer = warm_search(copy, params, "bm25", [QUERIES[0]], 10, Filters(), start=False)
@@ -228,9 +227,8 @@ def run_warm(build: Path, flips: int, rng: random.Random, params: dict[str, Any]
                         continue
                     outcome: Counter[str] = Counter()
                     for number in range(flips):
-                        copy = Path(scratch) / f"{layout}-{rel.replace('/', '_')}-{number}"
-                        _copy(build, copy / "x", rel, layout == "bare")
-                        copy = copy / "x"
+                        copy = Path(scratch) / f"{layout}-{rel.replace('/', '_')}-{number}" / "x"
+                        _copy(build, copy, rel, layout == "bare")
                         if not ask(copy):
                             outcome["control failed"] += 1
                             continue
@@ -244,8 +242,11 @@ def run_warm(build: Path, flips: int, rng: random.Random, params: dict[str, Any]
                     print(f"  warm {layout:<8} {rel:<36} {counts}")
         finally:
             exchange(folder, {"stop": True}, ServeConfig())
-            thread.join(timeout=30)
-            server.server_close()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
     print(f"warm total {sum(totals.values())} probes: refused {totals['refused']}, "
           f"served-corrupt {totals['served']}, "
           f"control failed {totals['control failed']}")  # fmt: skip
