@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -83,6 +84,7 @@ def main() -> None:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 if __name__ == "__main__":
