@@ -82,10 +82,16 @@ class WarmServer(socketserver.UnixStreamServer):
 
     def answer(self, data: Any) -> dict[str, Any]:
         """The reply to one decoded message: {"status": "ok", "response": ...}, "stale-code",
-        "stale-build", "stopped" or "error" with a message."""
+        "stale-build", "stopped", "running" (to {"state": true}: searches answered and engines
+        held) or "error" with a message."""
         if isinstance(data, dict) and data.get("stop") is True:
             self.finished = True
             return {"status": "stopped", "served": self.served}
+        if isinstance(data, dict) and data.get("state") is True:
+            return {"status": "running", "served": self.served, "engines": [
+                {"build": build, "cwd": cwd, "stamp": opened.stamp}
+                for (build, cwd, _), opened in self.engines.items()
+            ]}  # fmt: skip
         try:
             request = wire.Request.from_json(data)
             if request.code_stamp != self.code_stamp:
