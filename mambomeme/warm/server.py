@@ -100,6 +100,8 @@ class WarmServer(socketserver.UnixStreamServer):
             response = self._search(request)
         except MamboMemeError as exc:
             return {"status": "error", "message": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - the client reruns it in-process, which raises
+            return {"status": "error", "message": f"untyped {type(exc).__name__}: {exc}"}
         if response is None:
             return {"status": "stale-build"}
         self.served += 1
