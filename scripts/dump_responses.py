@@ -45,11 +45,8 @@ def main() -> int:
     if args.shipped is not None:
         served = shipped(params, args.build, args.shipped)
         engines.append(("shipped", Engine.open(args.build, served.params), served.system))
-    queries = [
-        q
-        for name in args.benchmarks
-        for q in load_benchmark(ROOT / "benchmarks" / name if "/" not in name else Path(name)).queries
-    ]
+    folders = [Path(name) if "/" in name else ROOT / "benchmarks" / name for name in args.benchmarks]
+    queries = [q for folder in folders for q in load_benchmark(folder).queries]
     lines = []
     for label, engine, system in engines:
         for query in queries:
