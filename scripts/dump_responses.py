@@ -45,7 +45,7 @@ def main() -> int:
     if args.shipped is not None:
         served = shipped(params, args.build, args.shipped)
         engines.append(("shipped", Engine.open(args.build, served.params), served.system))
-    folders = [Path(name) if "/" in name else ROOT / "benchmarks" / name for name in args.benchmarks]
+    folders = [Path(n) if "/" in n else ROOT / "benchmarks" / n for n in args.benchmarks]
     queries = [q for folder in folders for q in load_benchmark(folder).queries]
     lines = []
     for label, engine, system in engines:
