@@ -291,9 +291,7 @@ class Engine:
         return [
             dataclasses.replace(
                 r,
-                matched_fields=matched_fields(
-                    self.items[r.item_id], candidates.fields, words
-                ),
+                matched_fields=matched_fields(self.items[r.item_id], candidates.fields, words),
             )
             for r in results
         ]
