@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mambomeme.bench.engine_bench import percentiles
 from mambomeme.bench.floor import machine
+from mambomeme.bench.timing import percentiles
 from mambomeme.config import load_params
 from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.index.dense import model_dir

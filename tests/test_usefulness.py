@@ -309,3 +309,46 @@ def test_on_the_fixture_a_risky_item_never_ends_a_list_and_a_named_template_stay
         assert named[0].item_id == "fx:tpl-john-cena"  # exact: keeps its place however risky
     finally:
         items.set_risk(before)
+
+
+# -- the pool's cheap evidence equals what the shown list gets (issue 36's hot path) ---------
+
+
+def test_shown_results_carry_the_fields_and_snippets_the_fused_list_gives(
+    useful_engine: Engine,
+) -> None:
+    query = ["wrestler waving hand"]
+    shown = useful_engine.search(query, 10, None, "hybrid").results
+    candidates = useful_engine.retrieve(query, None, "hybrid", 100)
+    assert shown and candidates is not None
+    pool = useful_engine.permissive_pool(candidates, 40)
+    assert all(r.matched_fields == () for r in pool)  # the pool makes no snippets
+    plain = {
+        r.item_id: r.matched_fields
+        for r in useful_engine.rank(candidates, 100, useful_engine.config)
+    }
+    for result in shown:
+        assert result.matched_fields, result.item_id
+        if result.item_id in plain:
+            assert result.matched_fields == plain[result.item_id]
+
+
+def test_field_names_and_folded_coverage_equal_their_full_forms(engine: Engine) -> None:
+    from mambomeme.search.evidence import coverage, covered, spellings
+    from mambomeme.search.present import matched_field_names, matched_fields
+
+    fixes = {"cena": ["sena"], "invisble": ["invisible", "visible"]}
+    cues = [["john", "cena"], ["invisble", "wrestler", "Über"], ["nothing", "here"]]
+    for item_id in engine.items.ids:
+        item = engine.items[item_id]
+        present = item_tokens(item, SEARCH_FIELDS)
+        for tokens in cues:
+            full = {m.field for m in matched_fields(item, SEARCH_FIELDS, tokens)}
+            assert matched_field_names(item, SEARCH_FIELDS, tokens) == full
+            flags = covered(spellings(tokens, fixes), present)
+            assert sum(flags) / len(tokens) == coverage(tokens, fixes, present)
+
+
+def test_a_forest_predicts_nothing_for_no_rows() -> None:
+    model = UsefulnessModel.from_mapping(_mapping()[0])
+    assert model.trees.predict(np.zeros((0, len(FEATURES)))).shape == (0,)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mambomeme.bench.engine_bench import percentiles, timed
+from mambomeme.bench.timing import percentiles, timed
 from mambomeme.index.dense_quantised import QuantisedScan
 
 Hits = list[tuple[int, float]]

@@ -11,7 +11,10 @@ Everything is measured in one process and one run, so load on the machine hits e
              dense.query_threads threads, plus their cosine agreement on the queries
   hybrid     Engine.search(system="hybrid") end to end, with its timings_ms breakdown, using
              the configured query encoder (params dense.query_encoder)
-  rerank     where the build has a reranker: Engine.search(system="hybrid+rerank") end to end
+  shipped    the system a user is served (the corpus's selection, usefulness model included)
+             end to end, each lap's share, against its routes (shipped_bench.py)
+  rerank     unless skipped, where the build has a reranker: Engine.search(system=
+             "hybrid+rerank") end to end
              and its `rerank` lap, the time reranking adds (rerank.candidates fused results,
              one ONNX Runtime batch on dense.query_threads threads), and the reranker's shape
   cold start and build: fresh subprocesses (coldstart.py)
@@ -31,14 +34,15 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from mambomeme.bench import coldstart, floor, peers
+from mambomeme.bench import coldstart, floor, peers, shipped_bench
+from mambomeme.bench.timing import percentiles, timed
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.corpus.normalise import normalise
 from mambomeme.errors import MamboMemeError
@@ -70,33 +74,8 @@ class BenchConfig:
     skip_build: bool
     skip_cold: bool
     torch_threads: int  # 0 = torch's default (one per core)
-
-
-def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
-    """p50, p95, mean and max of the samples (nearest-rank percentiles)."""
-    values = np.asarray(samples_ms, dtype=np.float64)
-    if values.size == 0:
-        raise MamboMemeError("no timing samples")
-    p50, p95 = np.percentile(values, [50, 95], method="inverted_cdf")
-    return {
-        "p50": round(float(p50), 3),
-        "p95": round(float(p95), 3),
-        "mean": round(float(values.mean()), 3),
-        "max": round(float(values.max()), 3),
-        "n": int(values.size),
-    }
-
-
-def timed(fn: Callable[[T], object], inputs: Sequence[T], warmup: int) -> list[float]:
-    """Milliseconds per call of fn over `inputs`, after `warmup` untimed calls."""
-    for value in inputs[:warmup]:
-        fn(value)
-    samples = []
-    for value in inputs:
-        start = time.perf_counter()
-        fn(value)
-        samples.append((time.perf_counter() - start) * 1000.0)
-    return samples
+    skip_rerank: bool = False  # the hybrid+rerank lap (minutes at 1,000 queries)
+    reports_dir: Path | None = None  # the corpus's reports, whose selection is shipped
 
 
 def dev_benchmarks(benchmarks_dir: Path) -> list[Path]:
@@ -175,6 +154,7 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
     from mambomeme.index.dense import DenseFiles, Encoder
     from mambomeme.index.dense_index import DenseIndex
     from mambomeme.search.engine import Engine
+    from mambomeme.search.shipped import shipped
 
     if not (config.build_dir / "lexical.sqlite").exists():
         raise MamboMemeError(f"{config.build_dir}: no lexical.sqlite; build the corpus first")
@@ -227,7 +207,24 @@ def run(config: BenchConfig, params: dict[str, Any], log: Callable[[str], None])
         log("hybrid end to end")
         engine.load("hybrid")
         report["hybrid"] = _hybrid(config, engine, queries, synthetic)
-        if engine.reranker() is not None:
+        served = shipped(params, build, config.reports_dir)
+        if served.source != "params.yaml defaults":
+            log(f"shipped end to end ({served.system}, from {served.source})")
+            ship = Engine.open(build, served.params)
+            ship.load(served.system)
+            if ship.config.slang:  # its dictionaries load on first need: not a sample's time
+                ship.slang().load()
+            report["shipped"] = {
+                "system": served.system,
+                "source": served.source,
+                "usefulness_model": ship.config.usefulness is not None,
+                **shipped_bench.measure(
+                    lambda q: ship.search([q], limit=10, system=served.system).timings_ms,
+                    queries,
+                    config.warmup,
+                ),
+            }
+        if not config.skip_rerank and engine.reranker() is not None:
             log("hybrid+rerank end to end")
             report["rerank"] = _rerank(config, engine, queries)
         bandwidth.append(floor.measure_bandwidth())
@@ -513,6 +510,7 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
     }
     if "rerank" in report:
         out["rerank_added_p95_ms"] = targets_rerank(report)
+    out.update(shipped_bench.targets(report))
     if "cold_start" in report:
         first = report["cold_start"]["first_lexical_s"]["min"]
         out["first_lexical_s"] = {

@@ -28,6 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--skip-build", action="store_true", help="skip the build-stage measurements")
     p.add_argument("--skip-cold", action="store_true", help="skip the cold-start subprocesses")
     p.add_argument(
+        "--skip-rerank", action="store_true", help="skip the hybrid+rerank lap (minutes)"
+    )
+    p.add_argument(
         "--torch-threads",
         type=int,
         default=0,
@@ -42,7 +45,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
     if args.queries < 1 or args.warmup < 0:
         raise MamboMemeError("--queries must be >= 1 and --warmup >= 0")
-    params = load_params(args.params)
+    params = load_params(args.params, corpus=args.corpus)  # as the corpus's pipeline sees it
     corpus, _ = corpus_config(params, args.corpus)
     config = BenchConfig(
         corpus=corpus,
@@ -58,6 +61,8 @@ def run_bench(args: argparse.Namespace) -> int:
         skip_build=args.skip_build,
         skip_cold=args.skip_cold,
         torch_threads=args.torch_threads,
+        skip_rerank=args.skip_rerank,
+        reports_dir=Path(str(params["base"]["reports"])),
     )
     report = run(config, params, lambda message: print(f"bench: {message}", file=sys.stderr))
     out = args.out or Path("reports") / f"perf-{corpus}.json"
@@ -113,6 +118,18 @@ def format_report(report: dict[str, Any]) -> str:
         _row("end to end", hybrid["end_to_end"]),
         *(_row(f"  {k}", v) for k, v in hybrid["timings_ms"].items()),
     ]
+    if "shipped" in report:
+        sh = report["shipped"]
+        lines += [
+            f"shipped: {sh['system']} from {sh['source']} (usefulness model: "
+            f"{sh['usefulness_model']}); share of the mean in brackets",
+            _row("end to end", sh["end_to_end"]),
+            *(
+                _row(f"  {k}", v, f"({sh['share_of_mean'][k]:.0%})")
+                for k, v in sh["timings_ms"].items()
+            ),
+            f"  {'sum of the route laps p95':<34} {'':>9} {sh['routes_p95_sum_ms']:>9.2f}",
+        ]
     if "rerank" in report:
         rr = report["rerank"]
         lines += [

@@ -48,11 +48,11 @@ from mambomeme.search.abstention import (
     features,
 )
 from mambomeme.search.bounds import Bounds, check_request
-from mambomeme.search.evidence import coverage, item_tokens
+from mambomeme.search.evidence import coverage, covered, item_tokens, spellings
 from mambomeme.search.exact import CHECKED_PER_LIST, exact_tier, is_exact, words
 from mambomeme.search.fusion import RankedList, fused_order, weighted_rrf
 from mambomeme.search.items import ItemTable
-from mambomeme.search.present import matched_fields
+from mambomeme.search.present import matched_field_names, matched_fields
 from mambomeme.search.results import Filters, Result, RouteHit, SearchResponse
 from mambomeme.search.routes import ROUTES
 from mambomeme.search.routes.base import Cue, CueEvidence, Route, RouteContext, RouteQuery, Signal
@@ -276,12 +276,25 @@ class Engine:
         clock: _Clock | None = None,
     ) -> list[Result]:
         """The fused list under `config` (default: the engine's) with no per-route evidence
-        threshold: what the usefulness model scores (its first `size` results)."""
+        threshold: what the usefulness model scores (its first `size` results). Its results
+        carry no matched fields (`describe` reads their names, `shown` adds them to the few
+        that are shown): snippets for 60 candidates cost more than the model."""
         config = config or self.config
         open_config = dataclasses.replace(
             config, evidence={name: -math.inf for name in config.evidence}
         )
-        return self.rank(candidates, size, open_config, clock)
+        return self.rank(candidates, size, open_config, clock, present=False)
+
+    def shown(self, candidates: Candidates, results: Sequence[Result]) -> list[Result]:
+        """`results` with their matched fields and snippets (as `rank` makes them)."""
+        words = _match_words(candidates)
+        return [
+            dataclasses.replace(
+                r,
+                matched_fields=matched_fields(self.items[r.item_id], candidates.fields, words),
+            )
+            for r in results
+        ]
 
     def useful(
         self, candidates: Candidates, model: UsefulnessModel, limit: int, clock: _Clock
@@ -297,6 +310,7 @@ class Engine:
         )
         x = matrix(evidence, request)
         results, reason, _ = apply_model(model, pool, evidence, x, limit, risk, rule)
+        results = self.shown(candidates, results)
         clock.lap("usefulness")
         return results, reason
 
@@ -413,6 +427,12 @@ class Engine:
         )
         in_pool = {self.items.row_of[r.item_id]: 0.0 for r in results}
         tiers = self._exact_tiers(candidates, candidates.lists, in_pool)
+        words = _match_words(candidates)
+        main_spellings = spellings(content, fixes)
+        cue_spellings = [
+            spellings(words_, candidates.corrections.get(cue, {}))
+            for cue, words_ in candidates.content.items()
+        ]
         described = []
         for position, result in enumerate(results, start=1):
             row = self.items.row_of[result.item_id]
@@ -428,20 +448,20 @@ class Engine:
                 score = hit.score if meaning else -hit.score  # BM25: lower is better
                 ranks[hit.route] = min(ranks.get(hit.route, hit.rank), hit.rank)
                 scores[hit.route] = max(scores.get(hit.route, score), score)
-            matched = [w for w in content if coverage([w], fixes, present) > 0]
-            fields = {m.field for m in result.matched_fields}
-            identity = bool(fields & IDENTITY_FIELDS)
+            found = covered(main_spellings, present)
+            matched = [w for w, hit in zip(content, found, strict=True) if hit]
             item = self.items.item(row)
+            fields = matched_field_names(item, candidates.fields, words)
+            identity = bool(fields & IDENTITY_FIELDS)
             described.append(
                 CandidateEvidence(
                     position=position,
                     ranks=ranks,
                     scores=scores,
-                    coverage=coverage(content, fixes, present),
+                    coverage=_fraction(found),
                     idf_coverage=sum(idf[w] for w in matched) / idf_total,
                     best_cue_coverage=max(
-                        coverage(words_, candidates.corrections.get(cue, {}), present)
-                        for cue, words_ in candidates.content.items()
+                        _fraction(covered(spelled, present)) for spelled in cue_spellings
                     ),
                     identity_field=identity,
                     description_only=bool(fields) and not identity,
@@ -510,10 +530,16 @@ class Engine:
         return Candidates(spec, tuple(lists), content, corrections, fields, mask, cue_texts)
 
     def rank(
-        self, candidates: Candidates, limit: int, config: EngineConfig, clock: _Clock | None = None
+        self,
+        candidates: Candidates,
+        limit: int,
+        config: EngineConfig,
+        clock: _Clock | None = None,
+        present: bool = True,
     ) -> list[Result]:
         """Phase 2: weighted RRF under `config`, evidence, eligibility assertion, duplicate
-        collapse, variant cap, order by fused score then item id, truncate to `limit`."""
+        collapse, variant cap, order by fused score then item id, truncate to `limit`.
+        `present`: give each result its matched fields and snippets (else none)."""
         clock = clock or _Clock()
         depth = max(config.depth, limit)
         lists = [RouteList(lst.cue, lst.route, lst.hits[:depth]) for lst in candidates.lists]
@@ -536,10 +562,7 @@ class Engine:
                 hits_of.setdefault(row, []).append(
                     RouteHit(lst.cue, lst.route, position + 1, score)
                 )
-        words = {t for toks in candidates.content.values() for t in toks}
-        words |= {
-            c for fixes in candidates.corrections.values() for cs in fixes.values() for c in cs
-        }
+        words = _match_words(candidates)
         seen_dups: set[str] = set()
         per_group: dict[str, int] = {}
         results: list[Result] = []
@@ -570,7 +593,9 @@ class Engine:
                     license=item.license,
                     fused_score=fused[row],
                     hits=tuple(sorted(hits_of[row], key=lambda h: (h.cue, h.route))),
-                    matched_fields=matched_fields(item, candidates.fields, words),
+                    matched_fields=matched_fields(item, candidates.fields, words)
+                    if present
+                    else (),
                 )
             )
         clock.lap("join")
@@ -633,6 +658,19 @@ class Engine:
 
     def close(self) -> None:
         self.lexical.close()
+
+
+def _match_words(candidates: Candidates) -> set[str]:
+    """The words whose fields a result lists as matched: every cue's content words and their
+    spelling corrections."""
+    words = {t for toks in candidates.content.values() for t in toks}
+    words |= {c for fixes in candidates.corrections.values() for cs in fixes.values() for c in cs}
+    return words
+
+
+def _fraction(flags: Sequence[bool]) -> float:
+    """The share of true flags (0.0 for none): evidence.coverage from `evidence.covered`."""
+    return sum(flags) / len(flags) if flags else 0.0
 
 
 class _Clock:

@@ -46,3 +46,17 @@ def coverage(
         if any(fold(s) in present for s in spellings):
             hit += 1
     return hit / len(tokens)
+
+
+def spellings(
+    tokens: Sequence[str], corrections: Mapping[str, Sequence[str]]
+) -> list[frozenset[str]]:
+    """Per token, its folded spellings (itself and its corrections): what `coverage` looks for,
+    folded once per request instead of once per candidate."""
+    return [frozenset(fold(s) for s in (t, *corrections.get(t, ()))) for t in tokens]
+
+
+def covered(token_spellings: Sequence[frozenset[str]], present: set[str]) -> list[bool]:
+    """Per token, whether the item contains one of its spellings:
+    coverage(tokens, corrections, present) == sum(covered(...)) / len(tokens)."""
+    return [not spelled.isdisjoint(present) for spelled in token_spellings]

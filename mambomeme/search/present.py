@@ -30,6 +30,15 @@ def matched_fields(
     return tuple(found)
 
 
+def matched_field_names(item: Item, fields: Sequence[str], tokens: Iterable[str]) -> frozenset[str]:
+    """The names of the fields `matched_fields` would list, without their snippets (what the
+    usefulness model reads for every pooled candidate; snippets are made for shown ones only)."""
+    wanted = {fold(t) for t in tokens}
+    return frozenset(
+        name for name in fields if not wanted.isdisjoint(_analysed(item.field_text(name))[1])
+    )
+
+
 @lru_cache(maxsize=ANALYSED_FIELDS_CACHED)
 def _analysed(raw: str) -> tuple[str, dict[str, int]]:
     """A field's normalised text and, per folded word, the position of its first occurrence."""

@@ -105,15 +105,19 @@ class Slang:
         self._segmenter: Any = None
         self._lock = threading.Lock()
 
-    def known(self, word: str) -> bool:
-        if self._corpus_has(word):
-            return True
+    def load(self) -> None:
+        """Read the English word list and the segmentation dictionary now (else the first
+        rewrite that needs them does: ~0.5 s)."""
+        self._english_list()
+        self._segmentation()
+
+    def _english_list(self) -> set[str]:
         with self._lock:
             if self._english is None:
                 self._english = _english_words()
-        return word in self._english
+            return self._english
 
-    def _segment(self, token: str) -> list[str] | None:
+    def _segmentation(self) -> Any:
         with self._lock:
             if self._segmenter is None:
                 from symspellpy import SymSpell
@@ -124,7 +128,13 @@ class Slang:
                     str(path / "frequency_dictionary_en_82_765.txt"), term_index=0, count_index=1
                 )
                 self._segmenter = speller
-        parts = str(self._segmenter.word_segmentation(token).corrected_string).split()
+            return self._segmenter
+
+    def known(self, word: str) -> bool:
+        return self._corpus_has(word) or word in self._english_list()
+
+    def _segment(self, token: str) -> list[str] | None:
+        parts = str(self._segmentation().word_segmentation(token).corrected_string).split()
         if len(parts) < 2 or sum(map(len, parts)) / len(parts) < MIN_MEAN_PART_CHARS:
             return None
         # a long part must be a word of this corpus, a short one a function word: a misspelt

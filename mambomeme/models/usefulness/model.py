@@ -46,17 +46,21 @@ class Forest:
     leaf: np.ndarray  # bool, per node
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """The sum over trees of each row's leaf value: all trees walked together, one level
-        per step (a tree of depth d needs d steps)."""
-        node = np.broadcast_to(self.roots, (len(x), len(self.roots))).copy()
-        rows = np.arange(len(x))[:, None]
-        while True:
-            inner = ~self.leaf[node]
-            if not inner.any():
-                return np.asarray(self.value[node].sum(axis=1), dtype=np.float64)
-            go_left = x[rows, self.feature[node]] <= self.threshold[node]
-            step = np.where(go_left, self.left[node], self.right[node])
-            node = np.where(inner, step, node)
+        """The sum over trees of each row's leaf value. Every (row, tree) walk goes one level
+        per step, all together, and only the walks still at an inner node move (a tree of
+        depth d needs d steps); the leaves are summed per row in tree order."""
+        n, trees = len(x), len(self.roots)
+        node = np.tile(self.roots, n)  # walk i: row i // trees, tree i % trees
+        offset = np.repeat(np.arange(n) * x.shape[1], trees)  # row start in x, flattened
+        values = np.ascontiguousarray(x).ravel()
+        walking = np.flatnonzero(~self.leaf[node])
+        while walking.size:
+            at = node[walking]
+            go_left = values[offset[walking] + self.feature[at]] <= self.threshold[at]
+            step = np.where(go_left, self.left[at], self.right[at])
+            node[walking] = step
+            walking = walking[~self.leaf[step]]
+        return np.asarray(self.value[node.reshape(n, trees)].sum(axis=1), dtype=np.float64)
 
 
 def forest(raw_trees: Sequence[Mapping[str, Any]]) -> Forest:
