@@ -33,7 +33,7 @@ from mambomeme.evaluation.benchmark import Query, read_queries
 from mambomeme.evaluation.judgement_sets import versions
 from mambomeme.evaluation.pooling import item_family, read_partitions
 from mambomeme.evaluation.split import read_split
-from mambomeme.rerank.text import item_text
+from mambomeme.models.reranker.features import item_text
 
 MAX_QUERY_WORDS = 25
 # a knowledge query's source field (the end of its qid) -> the item fields its pairs leave out
@@ -327,7 +327,7 @@ def build_training_set(
         if build is None:
             raise MamboMemeError("params rerank.hard_negatives needs the build's dense index")
         # imported here: negatives.py builds on this module's Pair
-        from mambomeme.rerank.negatives import Neighbours, hard_negative_pairs
+        from mambomeme.models.reranker.negatives import Neighbours, hard_negative_pairs
 
         neighbours = Neighbours(build, items, allowed)
         derived += hard_negative_pairs(derived, items, neighbours, hard, depth, seed)

@@ -22,8 +22,8 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.evaluation.pooling import item_family
 from mambomeme.index.dense import DenseFiles, Encoder
 from mambomeme.index.dense_index import DenseIndex
-from mambomeme.rerank.data import Pair, left_out
-from mambomeme.rerank.text import item_text
+from mambomeme.models.reranker.data import Pair, left_out
+from mambomeme.models.reranker.features import item_text
 
 
 class Neighbours:
