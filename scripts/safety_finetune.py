@@ -2,7 +2,7 @@
 
 Not a stage and not shipped: a seeded, reproducible harness for docs/safety-review.md
 ("Tried: a fine-tuned MiniLM classifier"). Same labels file, same split (the labels' `split`
-column, as mambomeme/moderation/training.py reads it), same item text (`safety_document`: the
+column, as mambomeme/models/safety/train.py reads it), same item text (`safety_document`: the
 item's own fields) and the same decision rule (rule hit OR p >= threshold, threshold by
 `choose_threshold` with the stage's target_recall / max_masked on validation) as stage
 safety_model. The corpus is read by path through its source adapter; nothing of it is written

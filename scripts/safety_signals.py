@@ -3,7 +3,7 @@ measured on families the model never saw; and would more labelled dev items help
 
 Not a stage: a seeded harness over the same labels, items, features and decision rule as
 stages safety_model and safety_holdout (mambomeme/moderation). For each set of signals
-(moderation/signals.py) beside MiniLM, the rules and the template prior:
+(models/safety/signals.py) beside MiniLM, the rules and the template prior:
 
 1. train as stage safety_model does (fit on train, C and threshold chosen on validation);
 2. cross-fit by family as stage safety_holdout does (each labelled item scored by a model that

@@ -1,4 +1,4 @@
-"""Abstention as a calibrated decision (search/abstention.py, evaluation/abstain_training.py):
+"""Abstention as a calibrated decision (models/abstention/):
 trained on the fixture benchmark's judgements, deterministic, refused when its version or
 features differ, and applied by the engine (a no-match query gets an honest empty list)."""
 

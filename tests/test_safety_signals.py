@@ -1,4 +1,4 @@
-"""The safety model's extra signals (mambomeme/moderation/signals.py), their versions in the
+"""The safety model's extra signals (mambomeme/models/safety/signals.py), their versions in the
 model, and the moderation columns ingest writes to items.parquet. Real packages, real files."""
 
 from __future__ import annotations

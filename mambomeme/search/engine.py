@@ -10,7 +10,7 @@ Order of work for one request (retrieval spec, seeds/002):
      exact-duplicate collapse, a cap per variant group (near-identical re-uploads), order by
      fused score then item id, truncated to the limit;
   6. `+rerank` systems only: the top `rerank.candidates` of that list re-ordered by the trained
-     cross-encoder's score for the main cue (rerank/model.py), exact matches kept first.
+     cross-encoder's score for the main cue (models/reranker/model.py), exact matches kept first.
 """
 
 from __future__ import annotations

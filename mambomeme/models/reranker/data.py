@@ -7,7 +7,7 @@ Two sources (issue 20):
     visual description, typical use) as queries for a few of its own items (label 1) and for
     items of other families (label 0); for each dev MemeCap post, its own meaning or visual
     description as a query for the post. The field a query was taken from is left out of the
-    item text on both sides (rerank/text.py), so a query is never a substring of its positive.
+    item text on both sides (features.py), so a query is never a substring of its positive.
 
 Hygiene: a pair is kept only when its query family and its item's family are allowed (dev in
 families.csv, or a fixture family) and not held out (the families of the evaluation
@@ -303,7 +303,7 @@ def build_training_set(
 ) -> TrainingSet:
     """The pairs params `rerank` names: the latest judgement set of `rerank.benchmark`, the
     knowledge pairs of `items` (with `rerank.hard_negatives` dense-ranked negatives each, from
-    the dense index of `build`: rerank/negatives.py), minus the query families of
+    the dense index of `build`: negatives.py), minus the query families of
     `rerank.held_out`; checked, capped and split by query family. `extra_families` are allowed
     besides families.csv's dev ones (the fixture's own, for the fixture build)."""
     benchmark = Path(rerank["benchmark"])

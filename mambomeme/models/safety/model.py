@@ -8,7 +8,7 @@ Features per item (FEATURE_VERSION):
     categories 1-7 plus "any";
   - a per-template prior: the template group's unsafe rate in the training labels, smoothed
     towards the overall rate (leave-one-out for the training items themselves);
-  - the extra signals params `safety_model.signals` names (moderation/signals.py: the template
+  - the extra signals params `safety_model.signals` names (signals.py: the template
     risk field of knowledge/, HateSonar, alt-profanity-check), recorded in the model with the
     versions that computed them; a model whose signals were computed by other versions is
     refused at load. A `safety-features-1` model is one with no extra signals.

@@ -195,7 +195,7 @@ def train_from_labels(
     """The model and its report (manifest fields: data, features, threshold, figures).
     Rule features come from `rules.classify` without item ids, so overrides never feed the
     model (they are applied after it, and always win). `settings["signals"]` names the extra
-    signals (moderation/signals.py); `knowledge_dir` is the knowledge base template risk reads."""
+    signals (signals.py); `knowledge_dir` is the knowledge base template risk reads."""
     rows = read_labels_tsv(labels_path)
     missing = [r.item_id for r in rows if r.item_id not in items]
     if missing:
