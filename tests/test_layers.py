@@ -219,3 +219,37 @@ def test_the_layer_table_is_documented() -> None:
         if line.startswith("| ") and line.split("|")[1].strip().isdigit()
     ]
     assert rows == list(LAYER_NAMES)
+
+
+SERVING_ENTRIES = (
+    "mambomeme.search.engine",
+    "mambomeme.library.folders",
+    "mambomeme.serving",
+    "mambomeme.cli.search",
+    "mambomeme.tui.app",
+)
+
+
+def closure(root: Path, start: str) -> set[str]:
+    """Every mambomeme module `start` reaches through imports at any depth."""
+    found = modules(root)
+    known = set(found)
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in found:
+            continue
+        seen.add(name)
+        todo += [t for t, _ in imports(found[name], name, known) if t.startswith(PACKAGE + ".")]
+    return seen
+
+
+def test_serving_never_reaches_a_training_module() -> None:
+    """What serves a search (the engine, the library, the TUI, `mambomeme search`) reaches
+    only the load/predict modules of the models, even through other packages."""
+    reached = {
+        entry: sorted(m for m in closure(ROOT, entry) if layer_of(m) == MODELS_TRAINING)
+        for entry in SERVING_ENTRIES
+    }
+    assert reached == {entry: [] for entry in SERVING_ENTRIES}

@@ -1,7 +1,10 @@
 """The learned safety model: which items are unsafe under SAFETY-POLICY.md v1 beyond what the
 lexicon catches (stereotype jokes, drugs by nickname, innuendo carry no keyword).
 
-Features per item (FEATURE_VERSION):
+This module loads, verifies and applies it (serving: moderation/apply.py at ingest and in the
+library); features.py computes its features, train.py fits it (stage safety_model).
+
+Features per item (FEATURE_VERSION, features.py):
   - the MiniLM embedding of the item's own text (`safety_document`: title, names, tags,
     caption, description, meaning; not the template knowledge every meme of a template shares);
   - the rules' decision (lexicon and combination hits, without overrides) as one-hot
@@ -13,11 +16,11 @@ Features per item (FEATURE_VERSION):
     versions that computed them; a model whose signals were computed by other versions is
     refused at load. A `safety-features-1` model is one with no extra signals.
 
-Model: scikit-learn logistic regression (class-balanced, seeded, L2 strength chosen on
-validation by average precision), with Platt scaling fitted on out-of-fold scores grouped by
-family, so its output is a calibrated probability. The threshold is the highest one whose
-combined decision (rules OR model) has recall >= `target_recall` on validation. Test is never
-used to fit or choose anything; it is only reported.
+Model (fitted by train.py): scikit-learn logistic regression (class-balanced, seeded, L2
+strength chosen on validation by average precision), with Platt scaling fitted on out-of-fold
+scores grouped by family, so its output is a calibrated probability. The threshold is the
+highest one whose combined decision (rules OR model) has recall >= `target_recall` on
+validation. Test is never used to fit or choose anything; it is only reported.
 
 The artifact is plain JSON (weights, calibration, threshold, priors) plus a manifest with its
 sha256: applying it needs NumPy only, and a model whose bytes do not match its manifest is
