@@ -1,10 +1,26 @@
-"""One base error and specific subclasses; the CLI turns them into messages and exit codes."""
+"""One base error and specific subclasses; the CLI and the stage scripts turn them into
+messages and exit codes.
+
+Each class carries its exit status (`exit_code`) and the word the message starts with
+(`kind`); subclasses inherit both unless they say otherwise. docs/CONTRACTS.md ("Exit
+statuses") is the table; tests/test_exit_codes.py checks it against these classes and runs
+each documented failure through the CLI and through a stage.
+"""
 
 from __future__ import annotations
+
+from typing import ClassVar
+
+EXIT_ERROR = 2  # a usage or input error (argparse's own usage errors exit 2 too)
+EXIT_WAITING = 3  # waiting for someone: annotators, or another command holding a lock
+EXIT_REFUSED = 4  # refused: the release protocol said no, or an artifact is corrupt
 
 
 class MamboMemeError(Exception):
     """Base class of every error the library raises on purpose."""
+
+    exit_code: ClassVar[int] = EXIT_ERROR
+    kind: ClassVar[str] = "error"
 
 
 class SchemaError(MamboMemeError):
@@ -42,6 +58,9 @@ class AnnotationsPendingError(MamboMemeError):
     pairs have no third-annotator grade; nothing is frozen or scored (exit 3 from the CLI and the
     adjudicate stage). The message says which files are wanted and where their exports are."""
 
+    exit_code = EXIT_WAITING
+    kind = "waiting for annotators"
+
 
 class VersionMismatchError(BenchmarkError):
     """Two things compared carry different benchmark/corpus/judgement/policy/score versions."""
@@ -54,6 +73,9 @@ class ProtocolError(MamboMemeError):
 class TuningOnHiddenError(ProtocolError):
     """Tuning was asked to read a benchmark marked "partition": "hidden"."""
 
+    exit_code = EXIT_REFUSED
+    kind = "refused by the release protocol"
+
 
 class TuningError(ProtocolError):
     """A tuning grid or objective is malformed (names the axis, point or value)."""
@@ -62,9 +84,15 @@ class TuningError(ProtocolError):
 class HoldoutNotAllowedError(ProtocolError):
     """Held-out scoring lacks a frozen selection whose dev checksum matches a dev benchmark."""
 
+    exit_code = EXIT_REFUSED
+    kind = "refused by the release protocol"
+
 
 class ExposedBenchmarkError(ProtocolError):
     """A hidden benchmark version was already exposed to another selection or release."""
+
+    exit_code = EXIT_REFUSED
+    kind = "refused by the release protocol"
 
 
 class IncomparableError(ProtocolError):
@@ -78,12 +106,18 @@ class ReleaseError(MamboMemeError):
 class ReleaseIntegrityError(ReleaseError):
     """A release's files do not match the sha256 sums in its manifest."""
 
+    exit_code = EXIT_REFUSED
+    kind = "corrupt artifact"
+
 
 class ArtifactIntegrityError(IndexError_):
     """A build or release file is truncated, corrupt or does not match the manifest it carries.
 
     `path` names the file and `reason` what is wrong with it; the engine refuses to serve such a
     folder and publish refuses to publish it."""
+
+    exit_code = EXIT_REFUSED
+    kind = "corrupt artifact"
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
@@ -98,6 +132,9 @@ class LibraryError(MamboMemeError):
 class LibraryBusyError(LibraryError):
     """Another `add`/`remove`/`allow`/`deny` holds the library's writer lock (library/lock.py)
     and did not finish within the wait; nothing was changed (exit 3 from the CLI)."""
+
+    exit_code = EXIT_WAITING
+    kind = "busy"
 
     def __init__(self, home: object, holder: str, wait_s: float) -> None:
         self.home = home

@@ -26,8 +26,9 @@ from mambomeme.config import load_params
 from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.index.dense import model_dir
 from mambomeme.index.query_encoder import cpu_session
-from mambomeme.rerank.model import TOKENIZER_NAME, encode_pairs, pair_tokenizer
-from mambomeme.rerank.text import item_text
+from mambomeme.models.reranker.features import item_text
+from mambomeme.models.reranker.manifest import TOKENIZER_NAME
+from mambomeme.models.reranker.model import encode_pairs, pair_tokenizer
 from mambomeme.search.engine import Engine
 
 
@@ -46,7 +47,7 @@ def export(layers: int, folder: Path) -> bytes:
     import torch
     from sentence_transformers import CrossEncoder
 
-    from mambomeme.rerank.train import _export
+    from mambomeme.models.reranker.train import _export
 
     torch.manual_seed(0)
     model = CrossEncoder(str(model_dir()), num_labels=1, device="cpu").model

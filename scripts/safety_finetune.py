@@ -2,7 +2,7 @@
 
 Not a stage and not shipped: a seeded, reproducible harness for docs/safety-review.md
 ("Tried: a fine-tuned MiniLM classifier"). Same labels file, same split (the labels' `split`
-column, as mambomeme/moderation/training.py reads it), same item text (`safety_document`: the
+column, as mambomeme/models/safety/train.py reads it), same item text (`safety_document`: the
 item's own fields) and the same decision rule (rule hit OR p >= threshold, threshold by
 `choose_threshold` with the stage's target_recall / max_masked on validation) as stage
 safety_model. The corpus is read by path through its source adapter; nothing of it is written
@@ -41,14 +41,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from mambomeme.config import corpus_config, load_params  # noqa: E402
 from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
-from mambomeme.moderation import model as sm  # noqa: E402
-from mambomeme.moderation.labels import read_labels_tsv  # noqa: E402
-from mambomeme.moderation.training import (  # noqa: E402
+from mambomeme.models.safety import features as sf  # noqa: E402
+from mambomeme.models.safety import train as st  # noqa: E402
+from mambomeme.models.safety.features import embedder  # noqa: E402
+from mambomeme.models.safety.train import (  # noqa: E402
     _bootstrap,
-    embedder,
     read_corpus_items,
     train_from_labels,
 )
+from mambomeme.moderation.labels import read_labels_tsv  # noqa: E402
 
 OUT = ROOT / "build" / "safety-ft"
 SPLITS = ("train", "validation", "test")
@@ -82,7 +83,7 @@ def _y(part: list[Any]) -> np.ndarray:
 
 
 def _rules_hit(part: list[Any], items: Any, rules: Any) -> np.ndarray:
-    return np.asarray([sm.rule_features(items[r.item_id], rules)[-1] > 0 for r in part])
+    return np.asarray([sf.rule_features(items[r.item_id], rules)[-1] > 0 for r in part])
 
 
 def baseline() -> None:
@@ -111,10 +112,10 @@ def baseline() -> None:
     for name in ("validation", "test"):
         part = split[name]
         its = [items[r.item_id] for r in part]
-        vec = embed([sm.safety_document(it) for it in its])
-        rule_x = np.vstack([sm.rule_features(it, rules) for it in its])
+        vec = embed([sf.safety_document(it) for it in its])
+        rule_x = np.vstack([sf.rule_features(it, rules) for it in its])
         prior = np.asarray([model.priors.value(it.template_group) for it in its])
-        p = model.probability(sm.feature_matrix(vec, rule_x, prior))
+        p = model.probability(sf.feature_matrix(vec, rule_x, prior))
         out[name] = {"ids": [r.item_id for r in part], "p": [float(x) for x in p]}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "baseline.json").write_text(json.dumps(out) + "\n", encoding="utf-8")
@@ -137,7 +138,7 @@ def finetune(seed_offset: int = 0) -> None:
     torch.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    text = {n: [sm.safety_document(items[r.item_id]) for r in split[n]] for n in SPLITS}
+    text = {n: [sf.safety_document(items[r.item_id]) for r in split[n]] for n in SPLITS}
     y = {n: _y(split[n]) for n in SPLITS}
     started = time.perf_counter()
     ce = CrossEncoder(str(model_dir()), num_labels=1, max_length=HP["max_length"], device="cpu")
@@ -307,10 +308,10 @@ def report() -> None:
         hv = _rules_hit(split["validation"], items, rules)
         ht = _rules_hit(split["test"], items, rules)
         pv, pt = probs["validation"][system], probs["test"][system]
-        t = sm.choose_threshold(
+        t = st.choose_threshold(
             pv, hv, yv, float(settings["target_recall"]), float(settings.get("max_masked", 1.0))
         )
-        test = sm.decision_figures(pt, ht, yt, t)
+        test = st.decision_figures(pt, ht, yt, t)
         test["interval_95"] = _bootstrap(
             ht | (pt >= t), yt, [r.family for r in split["test"]], seed, resamples
         )
@@ -318,7 +319,7 @@ def report() -> None:
             "threshold": t,
             "validation_ap": round(float(average_precision_score(yv, pv)), 4),
             "test_ap": round(float(average_precision_score(yt, pt)), 4),
-            "validation": sm.decision_figures(pv, hv, yv, t),
+            "validation": st.decision_figures(pv, hv, yv, t),
             "test": test,
         }
         if system != "current":
@@ -342,7 +343,7 @@ def report() -> None:
     )
     rows["current_at_finetuned_test_masking"] = {
         "threshold": same,
-        "test": sm.decision_figures(pt, ht, yt, same),
+        "test": st.decision_figures(pt, ht, yt, same),
     }
     out = {
         "baseline_matches_shipped_report": base["matches_shipped_report"],
@@ -372,8 +373,8 @@ def timing() -> None:
 
     torch.set_num_threads(1)
     _, items, _, split, _ = _load()
-    texts = [sm.safety_document(items[r.item_id]) for r in split["test"]]
-    encoder = Encoder("cpu", sm.MAX_SEQ_LENGTH)
+    texts = [sf.safety_document(items[r.item_id]) for r in split["test"]]
+    encoder = Encoder("cpu", sf.MAX_SEQ_LENGTH)
     t0 = time.perf_counter()
     encoder.encode(texts, batch_size=64)
     ms = (time.perf_counter() - t0) * 1000 / len(texts)

@@ -3,7 +3,7 @@ measured on families the model never saw; and would more labelled dev items help
 
 Not a stage: a seeded harness over the same labels, items, features and decision rule as
 stages safety_model and safety_holdout (mambomeme/moderation). For each set of signals
-(moderation/signals.py) beside MiniLM, the rules and the template prior:
+(models/safety/signals.py) beside MiniLM, the rules and the template prior:
 
 1. train as stage safety_model does (fit on train, C and threshold chosen on validation);
 2. cross-fit by family as stage safety_holdout does (each labelled item scored by a model that
@@ -45,14 +45,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from mambomeme.config import corpus_config, load_params  # noqa: E402
 from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
-from mambomeme.moderation import holdout, signals  # noqa: E402
-from mambomeme.moderation import model as sm  # noqa: E402
+from mambomeme.models.safety import features as sf  # noqa: E402
+from mambomeme.models.safety import model as sm  # noqa: E402
+from mambomeme.models.safety import signals  # noqa: E402
+from mambomeme.models.safety import train as st  # noqa: E402
+from mambomeme.models.safety.features import embedder_from_params  # noqa: E402
+from mambomeme.models.safety.train import read_corpus_items, train_from_labels  # noqa: E402
+from mambomeme.moderation import holdout  # noqa: E402
 from mambomeme.moderation.labels import read_labels_tsv  # noqa: E402
-from mambomeme.moderation.training import (  # noqa: E402
-    embedder_from_params,
-    read_corpus_items,
-    train_from_labels,
-)
 
 VARIANTS = {
     "baseline (MiniLM + rules + template prior)": [],
@@ -187,8 +187,8 @@ def curve(
     from sklearn.model_selection import GroupKFold
 
     labelled = [ctx.items[r.item_id] for r in ctx.rows]
-    vectors = ctx.embed([sm.safety_document(it) for it in labelled])
-    rule_x = np.vstack([sm.rule_features(it, ctx.rules) for it in labelled])
+    vectors = ctx.embed([sf.safety_document(it) for it in labelled])
+    rule_x = np.vstack([sf.rule_features(it, ctx.rules) for it in labelled])
     extra = signals.matrix(names, labelled, ctx.risk)
     y = np.asarray([int(r.safety == "unsafe") for r in ctx.rows])
     families = [r.family for r in ctx.rows]
@@ -211,15 +211,15 @@ def curve(
                     idx = np.asarray([i for i in fit_idx if families[i] in keep])
                 else:
                     idx = np.asarray(sorted(rng.sample(list(fit_idx), round(share * len(fit_idx)))))
-                priors = sm.Priors.fit([groups[i] for i in idx], y[idx])
+                priors = sf.Priors.fit([groups[i] for i in idx], y[idx])
                 fit_prior = np.asarray([priors.value(groups[i], int(y[i])) for i in idx])
                 held_prior = np.asarray([priors.value(groups[i]) for i in held])
-                model = sm.fit_calibrated(
-                    sm.feature_matrix(vectors[idx], rule_x[idx], fit_prior, extra[idx]),
+                model = st.fit_calibrated(
+                    sf.feature_matrix(vectors[idx], rule_x[idx], fit_prior, extra[idx]),
                     y[idx], [families[i] for i in idx], c, seed, ctx.folds, priors,
                 )  # fmt: skip
                 probability[held] = model.probability(
-                    sm.feature_matrix(vectors[held], rule_x[held], held_prior, extra[held])
+                    sf.feature_matrix(vectors[held], rule_x[held], held_prior, extra[held])
                 )
             aps.append(float(average_precision_score(y, probability)))
         out["ap"][str(share)] = {"mean": round(float(np.mean(aps)), 4),

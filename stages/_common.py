@@ -25,8 +25,10 @@ def stage_params(description: str) -> dict[str, Any]:
 
 
 def run(main: Callable[[], None]) -> None:
+    """Run a stage's `main`; a library error exits with its class's code, as from the CLI
+    (`MamboMemeError.exit_code`, docs/CONTRACTS.md "Exit statuses")."""
     try:
         main()
     except MamboMemeError as exc:
-        print(f"stage failed: {exc}", file=sys.stderr)
-        sys.exit(1)
+        print(f"stage failed: {exc.kind}: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)

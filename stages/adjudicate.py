@@ -7,10 +7,11 @@ its pool.yaml, pool pools/B, annotator files judgements/B/annotator-a.csv and -b
 pool.yaml) and annotator-c.csv, judgement sets judgement-sets/B/B-jN, the third annotator's
 queue pools/B-queue/annotator-c/, the scored benchmark <base.reports>/benchmark/.
 
-Exit 3 (the pipeline stops, nothing is frozen or scored) while an annotator file is missing or
-disagreement-queue pairs have no grade in annotator-c.csv; the queue's blind export is written
-first and the message names it. Otherwise the set is regenerated from the files: identical to an
-existing version -> verified, nothing written; else a new version B-j<N+1> (never overwritten).
+Exit 3 (AnnotationsPendingError.exit_code: the pipeline stops, nothing is frozen or scored)
+while an annotator file is missing or disagreement-queue pairs have no grade in
+annotator-c.csv; the queue's blind export is written first and the message names it.
+Otherwise the set is regenerated from the files: identical to an existing version -> verified,
+nothing written; else a new version B-j<N+1> (never overwritten).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import build_dir, check_benchmark_dir, scored_benchmark_dir  # noqa: E402
-from mambomeme.errors import AnnotationsPendingError, BenchmarkError  # noqa: E402
+from mambomeme.errors import BenchmarkError  # noqa: E402
 from mambomeme.evaluation.annotation_workflow import adjudicate_run  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
@@ -36,22 +37,20 @@ def main() -> None:
             f"params evaluation.benchmark_name is {name!r} but evaluation.benchmark is {benchmark}"
         )
     build = build_dir(params)
-    try:
-        done = adjudicate_run(
-            benchmark,
-            benchmark / "pool.yaml",
-            Path("pools") / name,
-            Path("judgements") / name,
-            Path("judgement-sets") / name,
-            Path("pools") / f"{name}-queue",
-            scored_benchmark_dir(params),
-            ItemTable(build),
-            build,
-            check_benchmark_dir(params),
-        )
-    except AnnotationsPendingError as exc:
-        print(exc)
-        sys.exit(3)  # waiting for annotators (the module docstring; `mambomeme adjudicate` too)
+    # AnnotationsPendingError (waiting for annotators) exits 3 through _common.run, as
+    # `mambomeme adjudicate` does (its exit_code)
+    done = adjudicate_run(
+        benchmark,
+        benchmark / "pool.yaml",
+        Path("pools") / name,
+        Path("judgements") / name,
+        Path("judgement-sets") / name,
+        Path("pools") / f"{name}-queue",
+        scored_benchmark_dir(params),
+        ItemTable(build),
+        build,
+        check_benchmark_dir(params),
+    )
     print(done.summary())
 
 

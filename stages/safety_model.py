@@ -16,12 +16,9 @@ from _common import run  # noqa: E402
 from mambomeme.config import corpus_config, load_params  # noqa: E402
 from mambomeme.corpus.manifest import write_json_atomic  # noqa: E402
 from mambomeme.corpus.safety import classifier_from_config  # noqa: E402
-from mambomeme.moderation.model import write_model  # noqa: E402
-from mambomeme.moderation.training import (  # noqa: E402
-    embedder_from_params,
-    read_corpus_items,
-    train_from_labels,
-)
+from mambomeme.models.safety.features import embedder_from_params  # noqa: E402
+from mambomeme.models.safety.model import write_model  # noqa: E402
+from mambomeme.models.safety.train import read_corpus_items, train_from_labels  # noqa: E402
 
 
 def main() -> None:

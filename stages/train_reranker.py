@@ -21,9 +21,9 @@ from _common import add_corpus_argument, run  # noqa: E402
 
 from mambomeme.config import build_dir, corpus_config, load_params  # noqa: E402
 from mambomeme.evaluation.benchmark import read_queries  # noqa: E402
-from mambomeme.rerank.data import build_training_set, own_families, sample  # noqa: E402
-from mambomeme.rerank.model import RERANKER_DIR  # noqa: E402
-from mambomeme.rerank.train import HyperParameters, train_reranker  # noqa: E402
+from mambomeme.models.reranker.data import build_training_set, own_families, sample  # noqa: E402
+from mambomeme.models.reranker.manifest import RERANKER_DIR  # noqa: E402
+from mambomeme.models.reranker.train import HyperParameters, train_reranker  # noqa: E402
 from mambomeme.search.items import ItemTable  # noqa: E402
 
 

@@ -23,7 +23,6 @@ from _common import run, stage_params  # noqa: E402
 
 from mambomeme.config import corpus_config, scored_benchmark_dir  # noqa: E402
 from mambomeme.errors import TuningError  # noqa: E402
-from mambomeme.evaluation.abstain_training import examples, train_abstention  # noqa: E402
 from mambomeme.evaluation.benchmark import load_benchmark  # noqa: E402
 from mambomeme.evaluation.runner import run_benchmark  # noqa: E402
 from mambomeme.evaluation.score import (  # noqa: E402
@@ -38,6 +37,7 @@ from mambomeme.evaluation.tuning import (  # noqa: E402
     search_params,
     tune,
 )
+from mambomeme.models.abstention.train import examples, train_abstention  # noqa: E402
 from mambomeme.models.usefulness.fit import fit_for_selection  # noqa: E402
 from mambomeme.release.protocol import check_tuning_allowed, read_benchmark_meta  # noqa: E402
 from mambomeme.search.engine import Engine, EngineConfig  # noqa: E402

@@ -1,4 +1,4 @@
-"""Abstention as a calibrated decision (search/abstention.py, evaluation/abstain_training.py):
+"""Abstention as a calibrated decision (models/abstention/):
 trained on the fixture benchmark's judgements, deterministic, refused when its version or
 features differ, and applied by the engine (a no-match query gets an honest empty list)."""
 
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mambomeme.errors import MamboMemeError
-from mambomeme.evaluation.abstain_training import examples, outcome, train_abstention
 from mambomeme.evaluation.benchmark import load_benchmark
-from mambomeme.search.abstention import AbstentionModel
+from mambomeme.models.abstention.model import AbstentionModel
+from mambomeme.models.abstention.train import examples, outcome, train_abstention
 from mambomeme.search.engine import Engine, EngineConfig
 from mambomeme.search.results import Filters
 

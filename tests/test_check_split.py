@@ -129,7 +129,7 @@ def test_reranker_holds_out_only_the_check_side_when_asked() -> None:
     """rerank.held_out "benchmarks/B@check": the check side's families never train the
     reranker; the tune side may (as it may tune thresholds)."""
     from mambomeme.errors import MamboMemeError
-    from mambomeme.rerank.data import held_out_families
+    from mambomeme.models.reranker.data import held_out_families
 
     dev = ROOT / "benchmarks" / "dev-v3"
     split = read_split(dev)

@@ -350,7 +350,7 @@ def _reranker(build: Path) -> Path:
     """A reranker folder whose manifest records its files' sha256 (contents are stand-ins:
     only the checksums are checked before a model loads)."""
     from mambomeme.corpus.manifest import sha256_file
-    from mambomeme.rerank.model import FORMAT, MANIFEST_FIELDS
+    from mambomeme.models.reranker.manifest import FORMAT, MANIFEST_FIELDS
 
     folder = build / "reranker"
     folder.mkdir()

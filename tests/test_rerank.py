@@ -15,7 +15,7 @@ from mambomeme.corpus.knowledge import load_knowledge
 from mambomeme.errors import ArtifactIntegrityError, MamboMemeError
 from mambomeme.evaluation.benchmark import read_queries
 from mambomeme.evaluation.pooling import item_family, read_partitions
-from mambomeme.rerank.data import (
+from mambomeme.models.reranker.data import (
     HygieneError,
     Pair,
     allowed_families,
@@ -137,7 +137,7 @@ def test_hard_negatives_are_dense_neighbours_of_other_families(
 ) -> None:
     """rerank.hard_negatives: each knowledge query gets that many other-family items from the
     dense index's top hard_depth; deterministic, label 0, never an own-family item."""
-    from mambomeme.rerank.negatives import Neighbours
+    from mambomeme.models.reranker.negatives import Neighbours
 
     extra = _fixture_families(fixture_items)
     rerank = _fixture_rerank(tmp_path, hard_negatives=2, hard_depth=6, max_pairs=5000)
@@ -169,7 +169,7 @@ def test_hard_negatives_are_dense_neighbours_of_other_families(
 def tiny(
     fixture_items: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, dict[str, Any], Any]:
-    from mambomeme.rerank.train import HyperParameters, train_reranker
+    from mambomeme.models.reranker.train import HyperParameters, train_reranker
 
     tmp = tmp_path_factory.mktemp("reranker")
     rerank = _fixture_rerank(tmp)
@@ -192,8 +192,8 @@ def test_training_is_deterministic_for_a_seed(
 ) -> None:
     """Two trainings on the same pairs and seed give the same validation figures and the same
     scores."""
-    from mambomeme.rerank.model import Reranker
-    from mambomeme.rerank.train import HyperParameters, train_reranker
+    from mambomeme.models.reranker.model import Reranker
+    from mambomeme.models.reranker.train import HyperParameters, train_reranker
 
     folder, manifest, found = tiny
     again = train_reranker(
@@ -220,7 +220,7 @@ def test_tiny_model_ranks_held_out_positives_above_negatives(
     positive above a judged negative of the same query far more often than chance, and the
     best such pair is in order. Measured over seeds 7-10 (docs/reranker.md): 0.58-0.92 with
     item-balanced weights, 0.17-0.72 without (an item's prior then outweighs the pair)."""
-    from mambomeme.rerank.model import Reranker
+    from mambomeme.models.reranker.model import Reranker
 
     folder, manifest, found = tiny
     held = [p for p in found.validation if p.source == "judgement"]
@@ -248,8 +248,8 @@ def test_tiny_model_ranks_held_out_positives_above_negatives(
 
 
 def test_onnx_agrees_with_torch(tiny: tuple[Path, dict[str, Any], Any]) -> None:
-    from mambomeme.rerank.model import Reranker
-    from mambomeme.rerank.train import PROBE_PAIRS
+    from mambomeme.models.reranker.model import Reranker
+    from mambomeme.models.reranker.train import PROBE_PAIRS
 
     _, manifest, _ = tiny
     probe = manifest["probe"]
@@ -267,7 +267,7 @@ def test_flipped_byte_is_refused_naming_the_file(
 ) -> None:
     import shutil
 
-    from mambomeme.rerank.model import Reranker, open_reranker
+    from mambomeme.models.reranker.model import Reranker, open_reranker
 
     copy = tmp_path / "copy"
     shutil.copytree(tiny[0], copy)
@@ -320,8 +320,8 @@ def test_rerank_blend_spans_fused_order_to_score_order(
 ) -> None:
     """rerank.fused_weight 0 orders the top results by the cross-encoder's score alone; a
     weight far above 1 keeps the fused order; 1 (the default) lies between."""
-    from mambomeme.rerank.model import Reranker
-    from mambomeme.rerank.text import item_text
+    from mambomeme.models.reranker.features import item_text
+    from mambomeme.models.reranker.model import Reranker
     from mambomeme.search.engine import Engine
 
     cue = "pretending to be invisible"

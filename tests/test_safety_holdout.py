@@ -12,8 +12,8 @@ import pytest
 from mambomeme.corpus.safety import load_classifier
 from mambomeme.corpus.schema import Item, validate_record
 from mambomeme.evaluation.benchmark import load_benchmark
+from mambomeme.models.safety import features as sf
 from mambomeme.moderation import holdout
-from mambomeme.moderation import model as sm
 from mambomeme.moderation.labels import LabelRow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def _rows(items: dict[str, Item], flip: str | None = None) -> list[LabelRow]:
 def embed() -> Any:
     from mambomeme.index.dense import Encoder
 
-    encoder = Encoder("cpu", sm.MAX_SEQ_LENGTH)
+    encoder = Encoder("cpu", sf.MAX_SEQ_LENGTH)
     return lambda texts: encoder.encode(texts, batch_size=32)
 
 

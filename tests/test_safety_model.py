@@ -15,8 +15,10 @@ import pytest
 from mambomeme.corpus.safety import load_classifier
 from mambomeme.corpus.schema import Item, validate_record
 from mambomeme.errors import BenchmarkError
+from mambomeme.models.safety import features as sf
+from mambomeme.models.safety import model as sm
+from mambomeme.models.safety import train as st
 from mambomeme.moderation import labels as lab
-from mambomeme.moderation import model as sm
 from mambomeme.moderation import review
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +42,7 @@ def _synthetic(n: int, text: str) -> Item:
 def embed() -> Any:
     from mambomeme.index.dense import Encoder
 
-    encoder = Encoder("cpu", sm.MAX_SEQ_LENGTH)
+    encoder = Encoder("cpu", sf.MAX_SEQ_LENGTH)
     return lambda texts: encoder.encode(texts, batch_size=32)
 
 
@@ -61,15 +63,15 @@ def trained(embed: Any) -> tuple[sm.SafetyModel, list[Item]]:
 
 def _train(items: list[Item], embed: Any, seed: int = 7) -> sm.SafetyModel:
     rules = load_classifier()
-    x = sm.feature_matrix(
-        embed([sm.safety_document(it) for it in items]),
-        np.vstack([sm.rule_features(it, rules) for it in items]),
+    x = sf.feature_matrix(
+        embed([sf.safety_document(it) for it in items]),
+        np.vstack([sf.rule_features(it, rules) for it in items]),
         np.zeros(len(items)),
     )
     y = np.asarray([int(it.safety == "unsafe") for it in items])
     hit = x[:, -2] > 0
-    priors = sm.Priors.fit([it.template_group for it in items], y)
-    model, _ = sm.train(x, y, [it.template_group for it in items], x, y, hit, priors, seed,
+    priors = sf.Priors.fit([it.template_group for it in items], y)
+    model, _ = st.train(x, y, [it.template_group for it in items], x, y, hit, priors, seed,
                         [10.0], 2, 1.0)  # fmt: skip
     return model
 

@@ -1,4 +1,4 @@
-"""The safety model's extra signals (mambomeme/moderation/signals.py), their versions in the
+"""The safety model's extra signals (mambomeme/models/safety/signals.py), their versions in the
 model, and the moderation columns ingest writes to items.parquet. Real packages, real files."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mambomeme.corpus.schema import Item, validate_record
-from mambomeme.moderation import model as sm
-from mambomeme.moderation import signals
+from mambomeme.models.safety import features as sf
+from mambomeme.models.safety import model as sm
+from mambomeme.models.safety import signals
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOWLEDGE = ROOT / "knowledge"
@@ -56,9 +57,9 @@ def test_unknown_signal_and_missing_knowledge_are_typed_errors() -> None:
 
 
 def _model(names: tuple[str, ...], versions: dict[str, str]) -> sm.SafetyModel:
-    width = 4 + len(sm.RULE_CATEGORIES) + 1 + 1 + len(signals.column_names(names))
+    width = 4 + len(sf.RULE_CATEGORIES) + 1 + 1 + len(signals.column_names(names))
     weights = np.linspace(-1, 1, width)
-    return sm.SafetyModel(weights, 0.1, 1.0, 0.0, 0.5, sm.Priors(0.1, {}), {}, names, versions)
+    return sm.SafetyModel(weights, 0.1, 1.0, 0.0, 0.5, sf.Priors(0.1, {}), {}, names, versions)
 
 
 def test_signal_versions_are_verified_at_load(tmp_path: Path) -> None:

@@ -11,24 +11,19 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from mambomeme.errors import (
+    AnnotationsPendingError,
     ArtifactIntegrityError,
-    ExposedBenchmarkError,
     HoldoutNotAllowedError,
-    LibraryBusyError,
     MamboMemeError,
-    ReleaseIntegrityError,
 )
 
-# Exit statuses of a command that raised a library error: 2 in general (a usage or input error);
-# 3 when `adjudicate` waits for annotators (AnnotationsPendingError: nothing frozen or scored);
-# 4 when the release protocol refused to run or score a hidden benchmark (no frozen selection,
-# one from another corpus or dev checksum, or a version already exposed to another selection).
-# 3 also when another command holds the library's writer lock past --wait (LibraryBusyError);
-# 4 also for a corrupt artifact (ArtifactIntegrityError, ReleaseIntegrityError: not served).
-EXIT_ERROR = 2
-EXIT_WAITING = 3
-EXIT_PROTOCOL_REFUSED = 4
-EXIT_CORRUPT = 4
+# Exit statuses live on the error classes (`MamboMemeError.exit_code`; the table is
+# docs/CONTRACTS.md "Exit statuses"): a command that raised a library error exits with its
+# class's code, as a stage script does. These names are kept for the commands that return one.
+EXIT_ERROR = MamboMemeError.exit_code  # 2: a usage or input error
+EXIT_WAITING = AnnotationsPendingError.exit_code  # 3: waiting for annotators (or a lock)
+EXIT_PROTOCOL_REFUSED = HoldoutNotAllowedError.exit_code  # 4: the release protocol refused
+EXIT_CORRUPT = ArtifactIntegrityError.exit_code  # 4: a corrupt artifact, not served
 
 COMMANDS: dict[str, argparse.ArgumentParser] = {}
 # Which module registers each top-level command. `mambomeme search ...` imports only the module
@@ -143,22 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
-        return 2
+        return EXIT_ERROR
     check = getattr(args, "option_check", None)  # options that conflict or dangle: usage error
     problem = check(args) if check is not None else None
     if problem:
         COMMANDS[args.command].error(problem)
     try:
         return int(args.handler(args))
-    except (HoldoutNotAllowedError, ExposedBenchmarkError) as exc:
-        print(f"mambomeme: refused by the release protocol: {exc}", file=sys.stderr)
-        return EXIT_PROTOCOL_REFUSED
-    except LibraryBusyError as exc:
-        print(f"mambomeme: busy: {exc}", file=sys.stderr)
-        return EXIT_WAITING
-    except (ArtifactIntegrityError, ReleaseIntegrityError) as exc:
-        print(f"mambomeme: corrupt artifact: {exc}", file=sys.stderr)
-        return EXIT_CORRUPT
     except MamboMemeError as exc:
-        print(f"mambomeme: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        print(f"mambomeme: {exc.kind}: {exc}", file=sys.stderr)
+        return exc.exit_code

@@ -20,7 +20,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mambomeme.cli import EXIT_WAITING
 from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
 from mambomeme.errors import AnnotationsPendingError
 from mambomeme.evaluation import annotations as sheets
@@ -111,7 +110,7 @@ def adjudicate_command(args: argparse.Namespace) -> int:
             args.check_out,
         )
     except AnnotationsPendingError as exc:
-        print(exc)
-        return EXIT_WAITING
+        print(exc)  # what to do next, on stdout: the annotator's instructions, not a failure
+        return exc.exit_code
     print(done.summary())
     return 0

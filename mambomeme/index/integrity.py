@@ -51,6 +51,7 @@ from mambomeme.corpus.manifest import sha256_file
 from mambomeme.corpus.schema import ALL_FIELDS, LIST_FIELDS, UNLICENSED, Item
 from mambomeme.errors import ArtifactIntegrityError, IndexError_
 from mambomeme.index import arrow_values
+from mambomeme.models.reranker.manifest import MANIFEST_NAME, RERANKER_DIR, read_manifest
 
 INTEGRITY_VERSION = "integrity-v1"
 ITEMS_FILE = "items.parquet"
@@ -432,8 +433,6 @@ def check_items_record(folder: Path) -> None:
 def verify_reranker(folder: Path) -> None:
     """Every file reranker/manifest.json lists has its recorded sha256 (no manifest: no
     reranker to serve, nothing to check)."""
-    from mambomeme.rerank.model import MANIFEST_NAME, RERANKER_DIR, read_manifest
-
     where = folder / RERANKER_DIR
     if not (where / MANIFEST_NAME).is_file():
         return

@@ -11,9 +11,10 @@ from typing import Any
 from mambomeme.corpus.ingest import Reclassified
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.schema import Item
+from mambomeme.models.safety.features import embedder_from_params
+from mambomeme.models.safety.model import apply, load_model
+from mambomeme.models.safety.signals import template_risk
 from mambomeme.moderation.labels import read_labels_tsv
-from mambomeme.moderation.model import apply, load_model
-from mambomeme.moderation.signals import template_risk
 
 Reclassify = Callable[[list[Item]], Reclassified]
 
@@ -42,8 +43,6 @@ def model_reclassifier(
     dense = params["dense"]
 
     def reclassify(items: list[Item]) -> Reclassified:
-        from mambomeme.moderation.training import embedder_from_params
-
         embed = embedder_from_params(dense)
         labelled = dict(known)
         if config.get("safety_labelled"):  # the source's own safety field is a human label

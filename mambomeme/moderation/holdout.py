@@ -34,8 +34,10 @@ from mambomeme.evaluation.benchmark import Benchmark
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run
 from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run
-from mambomeme.moderation import model as sm
-from mambomeme.moderation import signals
+from mambomeme.models.safety import features as sf
+from mambomeme.models.safety import model as sm
+from mambomeme.models.safety import signals
+from mambomeme.models.safety import train as st
 from mambomeme.moderation.labels import LabelRow, read_round
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -60,19 +62,19 @@ def cross_fitted(
     from sklearn.model_selection import GroupKFold
 
     labelled = [items[r.item_id] for r in rows]
-    vectors = embed([sm.safety_document(it) for it in labelled])
-    rule_x = np.vstack([sm.rule_features(it, rules) for it in labelled])
+    vectors = embed([sf.safety_document(it) for it in labelled])
+    rule_x = np.vstack([sf.rule_features(it, rules) for it in labelled])
     extra_x = signals.matrix(signal_names, labelled, risk)
     y = np.asarray([int(r.safety == "unsafe") for r in rows])
     families = [r.family for r in rows]
     groups = [it.template_group for it in labelled]
     probability = np.zeros(len(rows))
     for fit_idx, held in GroupKFold(n_splits=folds).split(vectors, y, families):
-        priors = sm.Priors.fit([groups[i] for i in fit_idx], y[fit_idx])
+        priors = sf.Priors.fit([groups[i] for i in fit_idx], y[fit_idx])
         fit_prior = np.asarray([priors.value(groups[i], int(y[i])) for i in fit_idx])
         held_prior = np.asarray([priors.value(groups[i]) for i in held])
-        model = sm.fit_calibrated(
-            sm.feature_matrix(vectors[fit_idx], rule_x[fit_idx], fit_prior, extra_x[fit_idx]),
+        model = st.fit_calibrated(
+            sf.feature_matrix(vectors[fit_idx], rule_x[fit_idx], fit_prior, extra_x[fit_idx]),
             y[fit_idx],
             [families[i] for i in fit_idx],
             c,
@@ -81,7 +83,7 @@ def cross_fitted(
             priors,
         )
         probability[held] = model.probability(
-            sm.feature_matrix(vectors[held], rule_x[held], held_prior, extra_x[held])
+            sf.feature_matrix(vectors[held], rule_x[held], held_prior, extra_x[held])
         )
     ids = [r.item_id for r in rows]
     return (
@@ -156,8 +158,9 @@ def prepare(params_file: Path) -> Setup:
     from mambomeme.config import build_dir, corpus_config, load_params, scored_benchmark_dir
     from mambomeme.corpus.safety import classifier_from_config
     from mambomeme.evaluation.benchmark import load_benchmark
+    from mambomeme.models.safety.features import embedder_from_params
+    from mambomeme.models.safety.train import read_corpus_items
     from mambomeme.moderation.labels import read_labels_tsv
-    from mambomeme.moderation.training import embedder_from_params, read_corpus_items
     from mambomeme.search.engine import Engine
     from mambomeme.search.shipped import shipped
 

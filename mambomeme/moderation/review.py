@@ -53,8 +53,8 @@ def review_near_threshold(
     version `labels_dir` holds or an override covers: (the items written, the threshold)."""
     from mambomeme.corpus.ingest import load_items
     from mambomeme.corpus.safety import load_classifier
-    from mambomeme.moderation import model as sm
-    from mambomeme.moderation.training import embedder_from_params
+    from mambomeme.models.safety import model as sm
+    from mambomeme.models.safety.features import embedder_from_params
 
     safety_model = sm.load_model(model_dir)
     items = load_items(build)

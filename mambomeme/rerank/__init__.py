@@ -1,5 +1,4 @@
-"""The trained cross-encoder reranker: training pairs, training, and the ONNX model served."""
+"""The reranker's acceptance rule against its baselines (acceptance.py: evaluation code). The
+reranker itself (features, training, the served ONNX model) lives in mambomeme/models/reranker/."""
 
-from mambomeme.rerank.model import RERANKER_DIR, Reranker, open_reranker
-
-__all__ = ["RERANKER_DIR", "Reranker", "open_reranker"]
+__all__: list[str] = []

@@ -10,7 +10,7 @@ Order of work for one request (retrieval spec, seeds/002):
      exact-duplicate collapse, a cap per variant group (near-identical re-uploads), order by
      fused score then item id, truncated to the limit;
   6. `+rerank` systems only: the top `rerank.candidates` of that list re-ordered by the trained
-     cross-encoder's score for the main cue (rerank/model.py), exact matches kept first.
+     cross-encoder's score for the main cue (models/reranker/model.py), exact matches kept first.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -38,15 +38,14 @@ from mambomeme.index.lexical import LexicalIndex
 from mambomeme.index.query_encoder import query_encoder_kind
 from mambomeme.index.term_lists import TERM_LISTS_DIR
 from mambomeme.index.verified import ensure_verified
+from mambomeme.models.abstention.features import IDENTITY_FIELDS, RequestEvidence, features
+from mambomeme.models.abstention.model import AbstentionModel
+from mambomeme.models.reranker.features import item_text
+from mambomeme.models.reranker.manifest import MANIFEST_NAME, RERANKER_DIR
+from mambomeme.models.reranker.model import Reranker, open_reranker
 from mambomeme.models.usefulness.features import CandidateEvidence, RequestSignals, matrix
 from mambomeme.models.usefulness.model import UsefulnessModel
 from mambomeme.search import systems
-from mambomeme.search.abstention import (
-    IDENTITY_FIELDS,
-    AbstentionModel,
-    RequestEvidence,
-    features,
-)
 from mambomeme.search.bounds import Bounds, check_request
 from mambomeme.search.evidence import coverage, covered, item_tokens, spellings
 from mambomeme.search.exact import CHECKED_PER_LIST, exact_tier, is_exact, words
@@ -59,9 +58,6 @@ from mambomeme.search.routes.base import Cue, CueEvidence, Route, RouteContext, 
 from mambomeme.search.slang import Slang
 from mambomeme.search.systems import DEFAULT_SYSTEM, System
 from mambomeme.search.usefulness import NOT_EXACT, RiskRule, apply_model
-
-if TYPE_CHECKING:
-    from mambomeme.rerank.model import Reranker
 
 ENGINE_VERSION = "hybrid-wrrf-1"
 PREFETCH = 64  # candidate Items read per batch in the join
@@ -318,8 +314,6 @@ class Engine:
     def reranker(self) -> Reranker | None:
         """The verified cross-encoder: build_dir/reranker, else config.reranker_dir; None when
         neither has one (loaded once; a broken one is refused, naming the file)."""
-        from mambomeme.rerank.model import MANIFEST_NAME, RERANKER_DIR, open_reranker
-
         with self._lock:
             if not self._reranker_loaded:
                 folder = self.build_dir / RERANKER_DIR
@@ -336,8 +330,6 @@ class Engine:
         search.rrf_k; fused_weight 0 orders by the score alone), ties by the fused rank; the
         rest keep their fused order below them. Without a reranker the fused order is kept.
         Each re-ordered result gets a `rerank` route hit."""
-        from mambomeme.rerank.text import item_text
-
         model = self.reranker()
         if model is None or not results:
             return list(results)

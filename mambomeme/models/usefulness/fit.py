@@ -21,13 +21,13 @@ from typing import Any
 from mambomeme.errors import TuningError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.checks import second_check
+from mambomeme.models.reranker.data import held_out_families
 from mambomeme.models.usefulness.train import (
     QueryPool,
     collect,
     objective_for,
     train_usefulness,
 )
-from mambomeme.rerank.data import held_out_families
 from mambomeme.search.engine import Engine, EngineConfig
 from mambomeme.search.shipped import set_search_keys
 from mambomeme.search.systems import EVERY_ROUTE_SYSTEM

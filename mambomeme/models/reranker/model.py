@@ -13,52 +13,21 @@ malformed or whose files do not match it. Only onnxruntime and tokenizers are im
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mambomeme.errors import ArtifactIntegrityError
 from mambomeme.index.query_encoder import cpu_session, verified_bytes
-
-RERANKER_DIR = "reranker"
-ONNX_NAME = "model.onnx"
-TOKENIZER_NAME = "tokenizer.json"
-MANIFEST_NAME = "manifest.json"
-FORMAT = "reranker-onnx-1"
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-MANIFEST_FIELDS = (
-    "format",
-    "base_model_id",
-    "base_weights_sha256",
-    "text_version",
-    "data",
-    "hyper_parameters",
-    "validation",
-    "training",
-    "probe",
-    "files",
+from mambomeme.models.reranker.manifest import (
+    MANIFEST_NAME,
+    ONNX_NAME,
+    TOKENIZER_NAME,
+    read_manifest,
 )
 
-
-def read_manifest(folder: Path) -> dict[str, Any]:
-    """folder/manifest.json, refused (naming it) when unreadable, incomplete or of another
-    format."""
-    path = Path(folder) / MANIFEST_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ArtifactIntegrityError(str(path), f"unreadable reranker manifest: {exc}") from None
-    if not isinstance(data, dict):
-        raise ArtifactIntegrityError(str(path), "not a JSON object")
-    missing = [name for name in MANIFEST_FIELDS if name not in data]
-    if missing:
-        raise ArtifactIntegrityError(str(path), f"fields missing: {', '.join(missing)}")
-    if data["format"] != FORMAT:
-        raise ArtifactIntegrityError(str(path), f"format {data['format']!r}, expected {FORMAT!r}")
-    return data
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class Reranker:

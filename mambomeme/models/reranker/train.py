@@ -28,18 +28,10 @@ from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.errors import MamboMemeError
 from mambomeme.evaluation import metrics
 from mambomeme.index.dense import MODEL_ID, model_dir, weights_sha256
-from mambomeme.rerank.data import Pair, pairs_sha256
-from mambomeme.rerank.model import (
-    FORMAT,
-    INPUTS,
-    MANIFEST_NAME,
-    ONNX_NAME,
-    TOKENIZER_NAME,
-    Reranker,
-    encode_pairs,
-    pair_tokenizer,
-)
-from mambomeme.rerank.text import TEXT_VERSION
+from mambomeme.models.reranker.data import Pair, pairs_sha256
+from mambomeme.models.reranker.features import TEXT_VERSION
+from mambomeme.models.reranker.manifest import FORMAT, MANIFEST_NAME, ONNX_NAME, TOKENIZER_NAME
+from mambomeme.models.reranker.model import INPUTS, Reranker, encode_pairs, pair_tokenizer
 
 OPSET = 17
 BASE_LAYERS = 6  # all-MiniLM-L6-v2

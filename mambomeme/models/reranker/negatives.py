@@ -2,7 +2,7 @@
 
 A random item of another family is an easy negative: it rarely shares a topic with the query.
 The reranker is served on the fused top 30, where every candidate is on topic, so it must
-learn the finer difference. For each knowledge query (rerank/data.py) the dense index of the
+learn the finer difference. For each knowledge query (data.py) the dense index of the
 build ranks the eligible items of the allowed families by cosine to the query (the same
 all-MiniLM-L6-v2 embedding the dense route serves); `count` items of other families are drawn
 (seeded) from the first `depth` of them, label 0, source "knowledge". Judgement pairs have
@@ -22,8 +22,8 @@ from mambomeme.errors import MamboMemeError
 from mambomeme.evaluation.pooling import item_family
 from mambomeme.index.dense import DenseFiles, Encoder
 from mambomeme.index.dense_index import DenseIndex
-from mambomeme.rerank.data import Pair, left_out
-from mambomeme.rerank.text import item_text
+from mambomeme.models.reranker.data import Pair, left_out
+from mambomeme.models.reranker.features import item_text
 
 
 class Neighbours:

@@ -4,7 +4,7 @@ dense document (index/dense.py) so the cross-encoder sees which field says what.
 Title, template, caption (OCR text), the item's meaning and visual description, then the
 template knowledge (meaning, visual). `without` leaves fields out: the knowledge-derived
 training pairs drop the field a query was taken from, so a query is never a substring of its
-positive (rerank/data.py). No torch: index/dense.py loads the model lazily.
+positive (data.py). No torch: index/dense.py loads the model lazily.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Two sources (issue 20):
     visual description, typical use) as queries for a few of its own items (label 1) and for
     items of other families (label 0); for each dev MemeCap post, its own meaning or visual
     description as a query for the post. The field a query was taken from is left out of the
-    item text on both sides (rerank/text.py), so a query is never a substring of its positive.
+    item text on both sides (features.py), so a query is never a substring of its positive.
 
 Hygiene: a pair is kept only when its query family and its item's family are allowed (dev in
 families.csv, or a fixture family) and not held out (the families of the evaluation
@@ -33,7 +33,7 @@ from mambomeme.evaluation.benchmark import Query, read_queries
 from mambomeme.evaluation.judgement_sets import versions
 from mambomeme.evaluation.pooling import item_family, read_partitions
 from mambomeme.evaluation.split import read_split
-from mambomeme.rerank.text import item_text
+from mambomeme.models.reranker.features import item_text
 
 MAX_QUERY_WORDS = 25
 # a knowledge query's source field (the end of its qid) -> the item fields its pairs leave out
@@ -303,7 +303,7 @@ def build_training_set(
 ) -> TrainingSet:
     """The pairs params `rerank` names: the latest judgement set of `rerank.benchmark`, the
     knowledge pairs of `items` (with `rerank.hard_negatives` dense-ranked negatives each, from
-    the dense index of `build`: rerank/negatives.py), minus the query families of
+    the dense index of `build`: negatives.py), minus the query families of
     `rerank.held_out`; checked, capped and split by query family. `extra_families` are allowed
     besides families.csv's dev ones (the fixture's own, for the fixture build)."""
     benchmark = Path(rerank["benchmark"])
@@ -327,7 +327,7 @@ def build_training_set(
         if build is None:
             raise MamboMemeError("params rerank.hard_negatives needs the build's dense index")
         # imported here: negatives.py builds on this module's Pair
-        from mambomeme.rerank.negatives import Neighbours, hard_negative_pairs
+        from mambomeme.models.reranker.negatives import Neighbours, hard_negative_pairs
 
         neighbours = Neighbours(build, items, allowed)
         derived += hard_negative_pairs(derived, items, neighbours, hard, depth, seed)

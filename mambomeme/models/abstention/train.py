@@ -1,4 +1,4 @@
-"""Train the abstention model (search/abstention.py) on dev judgements for a chosen config.
+"""Train the abstention model (models/abstention/model.py) on dev judgements for a chosen config.
 
 Each dev query is ranked once under the config; its label is "the shown list holds an item of
 grade >= 2". A logistic regression over the request features is fitted with folds grouped by
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mambomeme.evaluation.benchmark import Benchmark
-from mambomeme.search.abstention import ABSTENTION_VERSION, FEATURES, features
+from mambomeme.models.abstention.features import ABSTENTION_VERSION, FEATURES, features
 from mambomeme.search.engine import Candidates, Engine, EngineConfig
 from mambomeme.search.results import Result
 
