@@ -46,7 +46,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("moderation", ("mambomeme.moderation",)),
     ("library", ("mambomeme.library",)),
     ("serving", ("mambomeme.serving",)),
+    ("warm", ("mambomeme.warm",)),  # the warm search server the CLI reuses (an engine per build)
     ("bench", ("mambomeme.bench",)),
+    ("feedback", ("mambomeme.feedback",)),  # analytics of the TUI's local log (uses evaluation)
     ("tui", ("mambomeme.tui",)),
     ("cli", ("mambomeme.cli",)),
 )
@@ -226,6 +228,7 @@ SERVING_ENTRIES = (
     "mambomeme.library.folders",
     "mambomeme.serving",
     "mambomeme.cli.search",
+    "mambomeme.warm.server",
     "mambomeme.tui.app",
 )
 
