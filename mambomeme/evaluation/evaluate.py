@@ -30,6 +30,7 @@ from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
+from mambomeme.evaluation.rerank_acceptance import compare as rerank_acceptance_compare
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
@@ -197,10 +198,8 @@ def rerank_acceptance(
     baselines = [b for b in ("hybrid", "bm25") if b in systems]
     if RERANKED not in systems or not baselines:
         return None
-    from mambomeme.rerank.acceptance import compare
-
     wanted = {k: r for k, r in runs.items() if r.system in (RERANKED, *baselines)}
-    return compare(
+    return rerank_acceptance_compare(
         benchmark,
         wanted,
         RERANKED,

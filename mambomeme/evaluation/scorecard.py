@@ -15,13 +15,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mambomeme.evaluation.acceptance import decide
 from mambomeme.evaluation.benchmark import Benchmark
-from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
+from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.diagnostics import diagnostics
-from mambomeme.evaluation.gates import evaluate_gates, final_score, load_gate_inputs
-from mambomeme.evaluation.runs import Run, check_comparable
-from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run, slice_diagnostics
+from mambomeme.evaluation.gates import final_score
+from mambomeme.evaluation.runs import Run
+from mambomeme.evaluation.score import slice_diagnostics
+from mambomeme.evaluation.system_scores import score_systems
 from mambomeme.evaluation.versions import SAFETY_POLICY, SCORE_VERSION
 from mambomeme.search.systems import ABLATION
 
@@ -58,17 +58,13 @@ def build_scorecard(
     resamples: int = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
     """Score `runs` (label, e.g. the run file path -> Run) against `benchmark`."""
-    check_comparable(benchmark, runs)
     by_system = {run.system: run for run in runs.values()}
     systems = system_order(list(by_system))
+    scored = score_systems(benchmark, runs, systems, gates_input=gates_input)
+    outcomes, components, gates = scored.outcomes, scored.components, scored.gates
     rows: dict[str, dict[str, Any]] = {}
-    outcomes, inputs, components, gates = {}, {}, {}, {}
     for system in systems:
         run = by_system[system]
-        inputs[system] = load_gate_inputs(gates_input, system)
-        outcomes[system] = evaluate_run(benchmark, run, inputs[system].critical_items)
-        components[system] = aggregate(OutcomeTable.of(outcomes[system]))
-        gates[system] = evaluate_gates(components[system], inputs[system])
         score, status = final_score(components[system], gates[system])
         c = components[system]
         rows[system] = {
@@ -100,21 +96,13 @@ def build_scorecard(
     pairs += [
         (s, CANDIDATE) for s in systems if s.startswith(ABLATION_PREFIX) and CANDIDATE in systems
     ]
-    boot = paired_bootstrap(outcomes, inputs, pairs, seed=seed, resamples=resamples)
+    boot = scored.bootstrap(pairs, seed=seed, resamples=resamples)
     for system in systems:
         rows[system]["mmts_interval"] = asdict(boot.score[system])
         rows[system]["gate_pass_fraction"] = boot.pass_fraction[system]
     acceptance: dict[str, Any] | None = None
     if REFERENCE in systems and CANDIDATE in systems:
-        decision = decide(
-            benchmark.info,
-            components[REFERENCE],
-            components[CANDIDATE],
-            gates[REFERENCE],
-            gates[CANDIDATE],
-            boot.differences[(CANDIDATE, REFERENCE)],
-        )
-        acceptance = asdict(decision)
+        acceptance = asdict(scored.decide(benchmark, REFERENCE, CANDIDATE, boot))
     first = by_system[systems[0]].meta
     versions: dict[str, Any] = {
         **asdict(benchmark.info),
