@@ -18,10 +18,10 @@ from mambomeme.evaluation.corpus_stages import score_corpus  # noqa: E402
 
 def main() -> None:
     card = score_corpus(stage_params(__doc__.splitlines()[0]))
-    for row in card["systems"]:
-        print(f"score {row['system']}: MMTS {row['mmts']:.2f} {row['status']}")
-    if card["acceptance"] is not None:
-        print(f"decision: {card['acceptance']['decision']}")
+    for row in card.systems:
+        print(f"score {row.system}: MMTS {row.mmts:.2f} {row.status}")
+    if card.acceptance is not None:
+        print(f"decision: {card.acceptance.decision}")
 
 
 if __name__ == "__main__":

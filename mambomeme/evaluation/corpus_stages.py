@@ -28,6 +28,7 @@ from mambomeme.evaluation.evaluate import (
 )
 from mambomeme.evaluation.overlap_report import read_report
 from mambomeme.evaluation.repro import write_repro
+from mambomeme.evaluation.scorecard_types import Scorecard
 from mambomeme.search.shipped import from_selection, shipped
 
 Progress = Callable[[str], None]
@@ -58,7 +59,7 @@ def run_systems(params: dict[str, Any], progress: Progress) -> None:
         )
 
 
-def score_corpus(params: dict[str, Any]) -> dict[str, Any]:
+def score_corpus(params: dict[str, Any]) -> Scorecard:
     """Score every run against <base.reports>/benchmark/ (the scored dev benchmark) -> the
     scorecard files, the safety-holdout link on its page, repro.json|md; returns the card."""
     evaluation = params["evaluation"]
