@@ -138,7 +138,7 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
     if (params.get("usefulness") or {}).get("enabled"):
         frozen = load_selection(path)
         fields = fit_for_selection(
-            params, engine, benchmark, frozen["config"], float(frozen["objective"])
+            params, engine, benchmark, frozen.config, float(frozen.objective)
         )
         add_to_selection(path, fields)
         report = fields["usefulness_report"]
