@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mambomeme.config import load_params
+from mambomeme.config import (
+    DenseParams,
+    LexicalParams,
+    RerankParams,
+    TuningParams,
+    UsefulnessParams,
+    load_params,
+)
 from mambomeme.errors import MamboMemeError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,3 +67,30 @@ def test_a_pipeline_build_gets_its_own_corpus_view(monkeypatch: pytest.MonkeyPat
     assert load_params(PARAMS, build=ROOT / "build" / "fixture")["base"]["corpus"] == "fixture"
     elsewhere = load_params(PARAMS, build=Path("/tmp/some-release"))
     assert elsewhere["base"]["corpus"] == "fixture"  # not a pipeline build: base.corpus
+
+
+def test_typed_sections_read_the_params_file_with_defaults_declared_once() -> None:
+    """The typed sections read params.yaml as the stages see it; a missing key takes the one
+    declared default, a missing required key is a typed error naming it."""
+    params = load_params(ROOT / "params.yaml", corpus="fixture")
+    rerank = RerankParams.from_params(params["rerank"])
+    assert (rerank.candidates, rerank.fused_weight) == (
+        params["rerank"]["candidates"],
+        params["rerank"]["fused_weight"],
+    )
+    assert RerankParams.from_params(None) == RerankParams(30, 0.0, None)
+    assert DenseParams.from_params({}) == DenseParams("cpu", 1)
+    assert LexicalParams.from_params(params["lexical"]).weights["title"] == 8.0
+    tuning = TuningParams.from_params(params["tuning"])
+    assert tuning.abstention is not None and tuning.abstention.candidates == 12
+    assert tuning.min_hit10 == params["tuning"]["min_hit10"] and tuning.system == "hybrid"
+    off = TuningParams.from_params({"axes": {}, "abstention": {"enabled": False}})
+    assert off.abstention is None and off.min_hit10 == 0.0 and off.refine_points == 2
+    assert UsefulnessParams.from_params(params["usefulness"]).enabled is True
+    assert UsefulnessParams.from_params(None).enabled is False
+    with pytest.raises(MamboMemeError, match=r"tuning.abstention: key 'seed' missing"):
+        TuningParams.from_params({"axes": {}, "abstention": {"enabled": True}})
+    with pytest.raises(MamboMemeError, match=r"lexical: key 'weights' missing"):
+        LexicalParams.from_params({})
+    with pytest.raises(MamboMemeError, match="params rerank: must be a mapping"):
+        RerankParams.from_params([30])  # type: ignore[arg-type]

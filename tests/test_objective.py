@@ -55,9 +55,9 @@ def test_joint_choice_trains_once_per_route_combination_and_keeps_the_best() -> 
     ]
     fitted: list[Mapping[str, Any]] = []
 
-    def fit(config: Mapping[str, Any], abstain: Mapping[str, Any]) -> Fitted:
+    def fit(config: Mapping[str, Any]) -> Fitted:
         fitted.append(config)
-        return Fitted({"threshold": config["rrf_k"]}, {"chosen": abstain["seed"]}, frozenset())
+        return Fitted({"threshold": config["rrf_k"]}, {"chosen": 3}, frozenset())
 
     gains = {(1, 0): 0.0, (1, 1): 0.1}  # abstention helps the two-route point most
 
@@ -65,7 +65,7 @@ def test_joint_choice_trains_once_per_route_combination_and_keeps_the_best() -> 
         key = (config["route_weights.lexical"], config["route_weights.dense"])
         return next(p["objective"] for p in curve if p["config"] == config) + gains[key]
 
-    best = choose_with_abstention(curve, 2, {"seed": 3}, evaluate, fit)
+    best = choose_with_abstention(curve, 2, evaluate, fit)
     assert [c["rrf_k"] for c in fitted] == [60, 60]  # the best k of each combination, 2 of 3
     assert best["config"] == curve[2]["config"] and best["objective"] == pytest.approx(0.65)
     assert best["abstention"] == {"threshold": 60} and best["abstention_report"] == {"chosen": 3}
@@ -77,15 +77,12 @@ def test_joint_choice_breaks_ties_to_the_better_without_candidate() -> None:
     best = choose_with_abstention(
         curve,
         2,
-        {},
         lambda config, withheld: 0.7,
-        lambda c, a: Fitted({}, {"chosen": None}, frozenset()),
+        lambda c: Fitted({}, {"chosen": None}, frozenset()),
     )
     assert best["config"] == curve[0]["config"]
 
 
 def test_joint_choice_with_no_candidate_is_a_typed_error() -> None:
     with pytest.raises(TuningError, match="tuning.abstention"):
-        choose_with_abstention(
-            [], 12, {}, lambda c, w: 0.0, lambda c, a: Fitted({}, {}, frozenset())
-        )
+        choose_with_abstention([], 12, lambda c, w: 0.0, lambda c: Fitted({}, {}, frozenset()))

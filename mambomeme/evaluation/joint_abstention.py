@@ -30,15 +30,11 @@ class Fitted:
 
 
 Evaluate = Callable[[Mapping[str, Any], Withheld], float]
-Fit = Callable[[Mapping[str, Any], Mapping[str, Any]], Fitted]
+Fit = Callable[[Mapping[str, Any]], Fitted]  # config -> the abstention model trained for it
 
 
 def choose_with_abstention(
-    curve: Sequence[Mapping[str, Any]],
-    candidates: int,
-    abstain: Mapping[str, Any],
-    evaluate: Evaluate,
-    fit: Fit,
+    curve: Sequence[Mapping[str, Any]], candidates: int, evaluate: Evaluate, fit: Fit
 ) -> dict[str, Any]:
     """Fields for selection.json: `config`, `objective`, `abstention` (the model),
     `abstention_report` and `joint_candidates` (every candidate tried, with and without)."""
@@ -51,7 +47,7 @@ def choose_with_abstention(
     tried = []
     best: dict[str, Any] | None = None
     for point in ranked:
-        fitted = fit(point["config"], abstain)
+        fitted = fit(point["config"])
         objective = evaluate(point["config"], fitted.withheld)
         tried.append({"config": point["config"], "without": point["objective"],
                       "with_abstention": objective, "chosen": fitted.report["chosen"]})  # fmt: skip

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import TuningParams
 from mambomeme.errors import MamboMemeError, TuningError
 from mambomeme.release.protocol import (
     PROTOCOL_VERSION,
@@ -292,9 +293,9 @@ def _check_grid(
         if name not in defaults_raw:
             raise TuningError(f"grid.defaults: missing a default for axis {name!r}")
         defaults[name] = defaults_raw[name]
-    points = _non_negative_int(grid, "refine_points", 2)
-    rounds = _non_negative_int(grid, "refine_rounds", 1)
-    tolerance = grid.get("tie_tolerance", 0.0)
+    points = _non_negative_int(grid, "refine_points", TuningParams.refine_points)
+    rounds = _non_negative_int(grid, "refine_rounds", TuningParams.refine_rounds)
+    tolerance = grid.get("tie_tolerance", TuningParams.tie_tolerance)
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
         raise TuningError(f"grid.tie_tolerance: {tolerance!r} must be a number >= 0")
     return axes, defaults, points, rounds, float(tolerance)

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import corpus_config, scored_benchmark_dir
+from mambomeme.config import (
+    AbstentionTuning,
+    TuningParams,
+    UsefulnessParams,
+    corpus_config,
+    scored_benchmark_dir,
+)
 from mambomeme.evaluation.abstain_training import examples, train_abstention
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.joint_abstention import Fitted, choose_with_abstention
@@ -68,7 +74,7 @@ class _Tuner:
         )
         return scored.value
 
-    def fit_abstention(self, config: Mapping[str, Any], abstain: Mapping[str, Any]) -> Fitted:
+    def fit_abstention(self, config: Mapping[str, Any], abstain: AbstentionTuning) -> Fitted:
         """The abstention model trained for `config` and the queries it withholds."""
         chosen = EngineConfig.from_params(
             {**self.params, "search": search_params(self.params["search"], config)}
@@ -79,9 +85,7 @@ class _Tuner:
             lambda cues, filters: self.cache[(tuple(cues), Filters(**filters))],
             chosen,
         )
-        model, report = train_abstention(
-            exs, int(abstain["seed"]), int(abstain["folds"]), float(abstain["min_hit10"])
-        )
+        model, report = train_abstention(exs, abstain.seed, abstain.folds, abstain.min_hit10)
         by_qid = {q.qid: tuple(q.all_cues) for q in self.benchmark.queries}
         return Fitted(model, report, frozenset(by_qid[q] for q in report["withheld"]))
 
@@ -90,15 +94,14 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
     """Tune the pipeline corpus of `params` on its scored dev benchmark; write and return
     <reports>/selection.json."""
     corpus, _ = corpus_config(dict(params))
-    settings = params["tuning"]
+    settings = params["tuning"]  # as it is, for the grid selection.json records
+    tuning = TuningParams.from_params(settings)
     bench_dir = scored_benchmark_dir(dict(params))  # queries + the adjudicated judgement set
     check_tuning_allowed(read_benchmark_meta(bench_dir))  # before any query or qrel is read
     benchmark = load_benchmark(bench_dir)
     engine = Engine.open(Path("build") / corpus, params)
-    system = str(settings.get("system", "hybrid"))
-    depth = max(
-        [int(params["search"]["depth"])] + [int(d) for d in settings["axes"].get("depth", [])]
-    )
+    system = tuning.system
+    depth = max([int(params["search"]["depth"])] + [int(d) for d in tuning.axes.get("depth", [])])
     cache: dict[CacheKey, Candidates | None] = {}
     for query in benchmark.queries:
         key = (tuple(query.all_cues), Filters(**query.filter_dict))
@@ -109,7 +112,7 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
         benchmark,
         engine,
         system,
-        float(settings.get("min_hit10", 0.0)),
+        tuning.min_hit10,
         cache,
         progress,
     )
@@ -120,14 +123,13 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
         f"tune {corpus}: {len(selection.curve)} points, best Q={selection.objective:.4f} "
         f"at {dict(selection.config)}"
     )
-    abstain = settings.get("abstention") or {}
-    if abstain.get("enabled"):
+    abstain = tuning.abstention
+    if abstain is not None:
         joint = choose_with_abstention(
             selection.curve,
-            int(abstain.get("candidates", 12)),
-            abstain,
+            abstain.candidates,
             tuner.evaluate,
-            tuner.fit_abstention,
+            lambda config: tuner.fit_abstention(config, abstain),
         )
         add_to_selection(path, joint)
         progress(
@@ -135,7 +137,7 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
             f"(grid best without: {selection.objective:.4f}); abstention "
             f"{joint['abstention_report']['chosen']}"
         )
-    if (params.get("usefulness") or {}).get("enabled"):
+    if UsefulnessParams.from_params(params.get("usefulness")).enabled:
         frozen = load_selection(path)
         fields = fit_for_selection(
             params, engine, benchmark, frozen.config, float(frozen.objective)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from mambomeme.config import DenseParams, RerankParams
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
@@ -87,15 +88,17 @@ class EngineConfig:
     exact_first: bool = False  # search.exact_first: exact identity matches ranked first
     slang: bool = False  # search.slang: a cue in chat spelling adds its English rewrite
     risk: RiskRule | None = None  # search.risk {low, margin}: risk-aware lists (usefulness path)
-    rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
+    rerank_candidates: int = RerankParams.candidates  # fused results the cross-encoder re-orders
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
-    rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
+    rerank_fused_weight: float = RerankParams.fused_weight  # the fused order's RRF weight beside
     # the reranker's order (weight 1); 0 = the reranker's order alone
     dense_scan: ScanConfig = EXACT  # dense.scan, rescore_factor, scan_threads
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
         search = params["search"]
+        dense = DenseParams.from_params(params.get("dense", {}))
+        rerank = RerankParams.from_params(params.get("rerank", {}))
         return cls(
             rrf_k=float(search["rrf_k"]),
             depth=int(search["depth"]),
@@ -105,8 +108,8 @@ class EngineConfig:
             group_cap=int(search["group_cap"]),
             ablations={k: tuple(v) for k, v in search.get("ablations", {}).items()},
             bounds=Bounds.from_params(params["bounds"]),
-            device=str(params.get("dense", {}).get("device", "cpu")),
-            query_threads=int(params.get("dense", {}).get("query_threads", 1)),
+            device=dense.device,
+            query_threads=dense.query_threads,
             query_encoder=query_encoder_kind(params),
             dense_scan=ScanConfig.from_params(params.get("dense", {})),
             exact_first=bool(search.get("exact_first", False)),
@@ -116,11 +119,9 @@ class EngineConfig:
                 if search.get("risk")
                 else None
             ),
-            rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
-            rerank_fused_weight=float(params.get("rerank", {}).get("fused_weight", 0.0)),
-            reranker_dir=(
-                Path(params["rerank"]["out"]) if params.get("rerank", {}).get("out") else None
-            ),
+            rerank_candidates=rerank.candidates,
+            rerank_fused_weight=rerank.fused_weight,
+            reranker_dir=rerank.out,
             abstention=(
                 AbstentionModel.from_mapping(search["abstention"])
                 if search.get("abstention")
