@@ -236,6 +236,7 @@ def test_execute_run_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_summary_names_the_system_users_are_served() -> None:
     """The `shipped` row is the frozen selection; the summary says which engine system it is."""
+    from mambomeme.evaluation.benchmark import BenchmarkInfo
     from mambomeme.evaluation.scorecard_types import (
         BootstrapSettings,
         ComponentScores,
@@ -243,6 +244,7 @@ def test_summary_names_the_system_users_are_served() -> None:
         SafetyRates,
         Scorecard,
         SystemRow,
+        Versions,
     )
     from mambomeme.evaluation.summary import summary_lines
 
@@ -263,7 +265,9 @@ def test_summary_names_the_system_users_are_served() -> None:
         latency_ms=[],
         run_meta={"engine_system": "bm25+typo", "system": "shipped"},
     )
-    card = Scorecard({}, 1, 1, BootstrapSettings(1, 1), (row,), [], None, {})
+    info = BenchmarkInfo("bench", "v1", "dev", "fixture", "j1", True, False)
+    versions = Versions(info, "x" * 64, "v1", "MMTS-Search-v1", None, None, None, None, None, {})
+    card = Scorecard(versions, 1, 1, BootstrapSettings(1, 1), (row,), (), None, {})
     text = "\n".join(summary_lines(card))
     assert "`shipped` is the frozen dev selection as users get it: `bm25+typo` with" in text
     assert "| shipped | 85.00 | PASS |" in text

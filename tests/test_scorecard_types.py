@@ -32,3 +32,6 @@ def test_rows_are_typed_and_sections_keep_their_order() -> None:
     added = card.with_sections(extra={"n": 1})
     assert list(added.to_json())[-1] == "extra" and list(card.to_json())[-1] != "extra"
     assert card.row("no-such-system") is None
+    assert card.versions.benchmark.name == card.versions.value("name") == "fixture"
+    first = card.differences[0]
+    assert (first.system, first.baseline) == ("dense", "bm25") and first.intervals["Q"].resamples

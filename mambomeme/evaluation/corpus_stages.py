@@ -1,4 +1,4 @@
-"""The evaluation stages of one corpus pipeline (run_systems, score, checks), from its params.
+"""The evaluation stages of one corpus pipeline (run_systems, run_shipped, score, checks).
 
 Each function is one DVC stage's whole work; stages/<name>.py parses arguments, calls it and
 prints the figures it returns. Paths are the pipeline's (runs/<corpus>, runs-shipped/<corpus>,
@@ -28,8 +28,9 @@ from mambomeme.evaluation.evaluate import (
 )
 from mambomeme.evaluation.overlap_report import read_report
 from mambomeme.evaluation.repro import write_repro
+from mambomeme.evaluation.runs import Run
 from mambomeme.evaluation.scorecard_types import Scorecard
-from mambomeme.search.shipped import from_selection, shipped
+from mambomeme.search.shipped import Shipped, from_selection, shipped
 
 Progress = Callable[[str], None]
 SAFETY_HOLDOUT_LINK = (
@@ -57,6 +58,24 @@ def run_systems(params: dict[str, Any], progress: Progress) -> None:
             f"run {system}: {len(benchmark.queries)} queries, {len(result.errors)} errors, "
             f"p95 ~{p95:.1f} ms"
         )
+
+
+def run_shipped(params: dict[str, Any]) -> tuple[Shipped, Run]:
+    """The shipped system (the frozen selection, search/shipped.py) over the scored benchmark
+    -> runs-shipped/<corpus>/shipped.trec; returns what shipped and its run."""
+    benchmark = load_benchmark(scored_benchmark_dir(params))
+    build = build_dir(params)
+    ship = shipped(params, build, Path(params["base"]["reports"]))
+    from mambomeme.search.engine import Engine
+
+    engine = Engine.open(build, ship.params)
+    out = Path("runs-shipped") / str(params["base"]["corpus"]) / "shipped.trec"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = execute_run(
+        engine, benchmark, ship.system, out, build, find_corpus_manifest(build, None),
+        ship.params, force=True, label="shipped",
+    )  # fmt: skip
+    return ship, result
 
 
 def score_corpus(params: dict[str, Any]) -> Scorecard:

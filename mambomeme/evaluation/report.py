@@ -88,13 +88,13 @@ def _agreement_lines(agreement: Mapping[str, Any] | None) -> list[str]:
 
 
 def render_markdown(card: Scorecard) -> str:
-    v = card.versions
-    label = " (PROVISIONAL)" if v["provisional"] else ""
+    v, info = card.versions, card.versions.benchmark
+    label = " (PROVISIONAL)" if info.provisional else ""
     lines = [
-        f"# Scorecard: {v['name']} {v['version']}{label}",
+        f"# Scorecard: {info.name} {info.version}{label}",
         "",
-        f"{card.queries} queries in {card.families} families; partition `{v['partition']}`"
-        + ("; hidden prompts were exposed" if v["exposed"] else "")
+        f"{card.queries} queries in {card.families} families; partition `{info.partition}`"
+        + ("; hidden prompts were exposed" if info.exposed else "")
         + ".",
         *summary_lines(card),
         *glossary_lines(),
@@ -119,7 +119,7 @@ def render_markdown(card: Scorecard) -> str:
         "embedding_manifest_sha256",
         "code_commit",
     ):
-        lines.append(f"| {key} | `{_f(v.get(key))}` |")
+        lines.append(f"| {key} | `{_f(v.value(key))}` |")
     b = card.bootstrap
     lines.append(f"| bootstrap | seed {b.seed}, {b.resamples} resamples of {b.unit} |")
     lines += _agreement_lines(card.section("agreement"))
@@ -215,8 +215,8 @@ def _differences(card: Scorecard) -> list[str]:
             "ndcg_visual",
             "ndcg_noisy",
         ):
-            cells.append(f"{_f(d['point'].get(metric))} {_ci(d[metric])}")
-        lines.append(f"| {d['system']} | {d['baseline']} | " + " | ".join(cells) + " |")
+            cells.append(f"{_f(d.point.get(metric))} {_ci(d.intervals[metric])}")
+        lines.append(f"| {d.system} | {d.baseline} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -11,9 +11,7 @@ differ are refused before anything is scored (runs.check_comparable).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from mambomeme.evaluation.benchmark import Benchmark
 from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
@@ -21,7 +19,13 @@ from mambomeme.evaluation.diagnostics import diagnostics
 from mambomeme.evaluation.gates import final_score
 from mambomeme.evaluation.runs import Run
 from mambomeme.evaluation.score import slice_diagnostics
-from mambomeme.evaluation.scorecard_types import BootstrapSettings, Scorecard, SystemRow
+from mambomeme.evaluation.scorecard_types import (
+    BootstrapSettings,
+    Difference,
+    Scorecard,
+    SystemRow,
+    Versions,
+)
 from mambomeme.evaluation.system_scores import score_systems
 from mambomeme.evaluation.versions import SAFETY_POLICY, SCORE_VERSION
 from mambomeme.search.systems import ABLATION
@@ -29,13 +33,6 @@ from mambomeme.search.systems import ABLATION
 REFERENCE = "bm25"
 CANDIDATE = "hybrid"
 ABLATION_PREFIX = CANDIDATE + ABLATION  # "hybrid-no-<field>"
-_META_VERSIONS = (
-    "corpus_manifest_sha256",
-    "corpus_manifest",
-    "embedding_manifest_sha256",
-    "embedding_manifest",
-    "code_commit",
-)
 
 
 def system_order(systems: Sequence[str]) -> list[str]:
@@ -89,31 +86,30 @@ def build_scorecard(
     if REFERENCE in systems and CANDIDATE in systems:
         acceptance = scored.decide(benchmark, REFERENCE, CANDIDATE, boot)
     first = by_system[systems[0]].meta
-    versions: dict[str, Any] = {
-        **asdict(benchmark.info),
-        "benchmark_sha256": benchmark.sha256,
-        "safety_policy": SAFETY_POLICY,
-        "score_version": SCORE_VERSION,
-        **{key: first.get(key) for key in _META_VERSIONS},
-        "embedding_manifests": {
+    versions = Versions(
+        benchmark=benchmark.info,
+        benchmark_sha256=benchmark.sha256,
+        safety_policy=SAFETY_POLICY,
+        score_version=SCORE_VERSION,
+        corpus_manifest_sha256=first.get("corpus_manifest_sha256"),
+        corpus_manifest=first.get("corpus_manifest"),
+        embedding_manifest_sha256=first.get("embedding_manifest_sha256"),
+        embedding_manifest=first.get("embedding_manifest"),
+        code_commit=first.get("code_commit"),
+        embedding_manifests={
             s: by_system[s].meta.get("embedding_manifest_sha256") for s in systems
         },
-    }
+    )
     return Scorecard(
         versions=versions,
         queries=len(benchmark.queries),
         families=boot.families,
         bootstrap=BootstrapSettings(seed, resamples),
         systems=tuple(rows[s] for s in systems),
-        differences=[
-            {
-                "system": a,
-                "baseline": b,
-                **{m: asdict(i) for m, i in d.items()},
-                "point": _point_deltas(rows[a], rows[b]),
-            }
+        differences=tuple(
+            Difference(a, b, dict(d), _point_deltas(rows[a], rows[b]))
             for (a, b), d in boot.differences.items()
-        ],
+        ),
         acceptance=acceptance,
         runs={label: run.system for label, run in runs.items()},
     )

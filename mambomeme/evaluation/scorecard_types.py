@@ -10,10 +10,11 @@ they were added, in `sections`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from mambomeme.evaluation.acceptance import Check, Decision
+from mambomeme.evaluation.benchmark import BenchmarkInfo
 from mambomeme.evaluation.bootstrap import Interval
 from mambomeme.evaluation.gates import Gate
 from mambomeme.evaluation.score import Components
@@ -154,6 +155,84 @@ class SystemRow:
 
 
 @dataclass(frozen=True)
+class Versions:
+    """Everything the scores depend on: the benchmark, its checksum, the score and policy
+    versions, and the corpus, embedding and code versions of the runs (the first run's; every
+    system's embedding manifest too)."""
+
+    benchmark: BenchmarkInfo
+    benchmark_sha256: str
+    safety_policy: str
+    score_version: str
+    corpus_manifest_sha256: str | None
+    corpus_manifest: Any
+    embedding_manifest_sha256: str | None
+    embedding_manifest: Any
+    code_commit: str | None
+    embedding_manifests: dict[str, str | None]
+
+    def value(self, key: str) -> Any:
+        """A field by its scorecard.json name (the benchmark's fields are top-level there)."""
+        return self.to_json().get(key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **asdict(self.benchmark),
+            "benchmark_sha256": self.benchmark_sha256,
+            "safety_policy": self.safety_policy,
+            "score_version": self.score_version,
+            "corpus_manifest_sha256": self.corpus_manifest_sha256,
+            "corpus_manifest": self.corpus_manifest,
+            "embedding_manifest_sha256": self.embedding_manifest_sha256,
+            "embedding_manifest": self.embedding_manifest,
+            "code_commit": self.code_commit,
+            "embedding_manifests": self.embedding_manifests,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Versions:
+        info = BenchmarkInfo(**{f.name: data[f.name] for f in fields(BenchmarkInfo)})
+        return Versions(
+            info,
+            data["benchmark_sha256"],
+            data["safety_policy"],
+            data["score_version"],
+            data["corpus_manifest_sha256"],
+            data["corpus_manifest"],
+            data["embedding_manifest_sha256"],
+            data["embedding_manifest"],
+            data["code_commit"],
+            dict(data["embedding_manifests"]),
+        )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """`system - baseline` from the paired family bootstrap: an interval per metric (Q, MMTS,
+    MMTS_raw, ndcg_<slice>, ...) and the point deltas."""
+
+    system: str
+    baseline: str
+    intervals: dict[str, Interval]
+    point: dict[str, float | None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "baseline": self.baseline,
+            **{metric: asdict(i) for metric, i in self.intervals.items()},
+            "point": self.point,
+        }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Difference:
+        intervals = {
+            k: Interval(**v) for k, v in data.items() if k not in ("system", "baseline", "point")
+        }
+        return Difference(data["system"], data["baseline"], intervals, dict(data["point"]))
+
+
+@dataclass(frozen=True)
 class BootstrapSettings:
     seed: int
     resamples: int
@@ -164,12 +243,12 @@ class BootstrapSettings:
 class Scorecard:
     """Every scored system of one benchmark, the paired differences and the decision."""
 
-    versions: dict[str, Any]  # benchmark info, checksums, score and policy versions, commit
+    versions: Versions
     queries: int
     families: int
     bootstrap: BootstrapSettings
     systems: tuple[SystemRow, ...]
-    differences: list[dict[str, Any]]  # system, baseline, one interval per metric, point
+    differences: tuple[Difference, ...]
     acceptance: Decision | None  # None without both a bm25 and a hybrid run
     runs: dict[str, str]  # run label (file) -> system
     sections: dict[str, Any] = field(default_factory=dict)
@@ -187,12 +266,12 @@ class Scorecard:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "versions": self.versions,
+            "versions": self.versions.to_json(),
             "queries": self.queries,
             "families": self.families,
             "bootstrap": asdict(self.bootstrap),
             "systems": [row.to_json() for row in self.systems],
-            "differences": self.differences,
+            "differences": [d.to_json() for d in self.differences],
             "acceptance": None if self.acceptance is None else asdict(self.acceptance),
             "runs": self.runs,
             **self.sections,
@@ -203,12 +282,12 @@ class Scorecard:
         fixed = ("versions", "queries", "families", "bootstrap", "systems", "differences")
         acceptance = data["acceptance"]
         return Scorecard(
-            versions=dict(data["versions"]),
+            versions=Versions.from_json(data["versions"]),
             queries=data["queries"],
             families=data["families"],
             bootstrap=BootstrapSettings(**data["bootstrap"]),
             systems=tuple(SystemRow.from_json(row) for row in data["systems"]),
-            differences=list(data["differences"]),
+            differences=tuple(Difference.from_json(d) for d in data["differences"]),
             acceptance=None
             if acceptance is None
             else Decision(
