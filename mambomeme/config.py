@@ -241,3 +241,38 @@ class UsefulnessParams:
     @classmethod
     def from_params(cls, section: Mapping[str, Any] | None) -> UsefulnessParams:
         return cls(enabled=bool(_block(section, "usefulness").get("enabled", cls.enabled)))
+
+
+@dataclass(frozen=True)
+class DenseBuildParams:
+    """`dense`, build side (stage index_dense), with the corpus's own `dense` entries over it:
+    how documents are embedded and which search.ablations get a matrix of their own."""
+
+    batch_size: int
+    device: str
+    ablations: Mapping[str, Any]  # search.ablations embedded (name -> fields left out)
+    memes_without: Any = ()  # fields left out of meme documents only
+    max_seq_length: Any = None
+    cache_dir: Path | None = None  # resumable embedding cache; None = none
+    shard_size: int = 8192  # documents embedded and saved per cache shard
+    document_encoder: str = "torch"  # torch, or onnx
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], corpus: Mapping[str, Any]) -> DenseBuildParams:
+        """`params` as a stage sees it; `corpus` its corpora.<name> entry."""
+        dense = {**_block(params.get("dense"), "dense"), **corpus.get("dense", {})}
+        search = _block(params.get("search"), "search")
+        every = dense.get("ablation_indexes", True)
+        ablations = _required(search, "search", "ablations") if every else {}
+        if "ablations" in dense:  # a corpus may embed only some ablations (CPU time)
+            ablations = {name: ablations[name] for name in dense["ablations"]}
+        return cls(
+            batch_size=int(_required(dense, "dense", "batch_size")),
+            device=str(_required(dense, "dense", "device")),
+            ablations=ablations,
+            memes_without=dense.get("memes_without", cls.memes_without),
+            max_seq_length=dense.get("max_seq_length", cls.max_seq_length),
+            cache_dir=Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
+            shard_size=int(dense.get("shard_size", cls.shard_size)),
+            document_encoder=str(dense.get("document_encoder", cls.document_encoder)),
+        )

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from mambomeme.config import (
+    DenseBuildParams,
     DenseParams,
     LexicalParams,
     RerankParams,
@@ -94,3 +95,22 @@ def test_typed_sections_read_the_params_file_with_defaults_declared_once() -> No
         LexicalParams.from_params({})
     with pytest.raises(MamboMemeError, match="params rerank: must be a mapping"):
         RerankParams.from_params([30])  # type: ignore[arg-type]
+
+
+def test_dense_build_params_take_the_corpus_overrides_and_its_ablations() -> None:
+    params = {
+        "dense": {"batch_size": 64, "device": "cpu", "cache_dir": ""},
+        "search": {"ablations": {"no-title": ["title"], "no-tags": ["tags"]}},
+    }
+    plain = DenseBuildParams.from_params(params, {})
+    assert (plain.shard_size, plain.document_encoder, plain.cache_dir) == (8192, "torch", None)
+    assert plain.ablations == params["search"]["ablations"]
+    own = DenseBuildParams.from_params(
+        params, {"dense": {"batch_size": 8, "ablations": ["no-tags"], "document_encoder": "onnx"}}
+    )
+    assert (own.batch_size, own.document_encoder) == (8, "onnx")
+    assert own.ablations == {"no-tags": ["tags"]}
+    none = DenseBuildParams.from_params(params, {"dense": {"ablation_indexes": False}})
+    assert none.ablations == {}
+    with pytest.raises(MamboMemeError, match="dense: key 'device' missing"):
+        DenseBuildParams.from_params({"dense": {"batch_size": 1}, "search": {"ablations": {}}}, {})
