@@ -4,7 +4,7 @@ and the typed sections below (each block's keys and defaults, declared once)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -275,4 +275,49 @@ class DenseBuildParams:
             cache_dir=Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
             shard_size=int(dense.get("shard_size", cls.shard_size)),
             document_encoder=str(dense.get("document_encoder", cls.document_encoder)),
+        )
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """`search`: fusion, depth, thresholds and the frozen models a selection carries. Route
+    names and their evidence keys belong to search/routes (`weight`, `evidence` read them)."""
+
+    rrf_k: float
+    depth: int  # eligible candidates per cue x route
+    group_cap: int
+    route_weights: Mapping[str, Any]  # route -> weight; a route not named weighs 0
+    block: Mapping[str, Any]  # the whole block, for each route's evidence key (min_cosine, ...)
+    term_cache_postings: int = 0  # per-token bm25 lists cached, in rows (0 = off)
+    ablations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exact_first: bool = False  # exact identity matches ranked first
+    slang: bool = False  # a cue in chat spelling adds its English rewrite
+    risk: tuple[float, float] | None = None  # (low, margin): risk-aware lists
+    abstention: Mapping[str, Any] | None = None  # a frozen selection's abstention model
+    usefulness: Mapping[str, Any] | None = None  # a frozen selection's usefulness model
+
+    def weight(self, route: str) -> float:
+        return float(self.route_weights.get(route, 0.0))
+
+    def evidence(self, key: str) -> float:
+        """The minimum evidence a route's list needs (search.<key>)."""
+        return float(_required(self.block, "search", key))
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> SearchParams:
+        s = _block(section, "search")
+        risk = s.get("risk")
+        return cls(
+            rrf_k=float(_required(s, "search", "rrf_k")),
+            depth=int(_required(s, "search", "depth")),
+            group_cap=int(_required(s, "search", "group_cap")),
+            route_weights=_block(_required(s, "search", "route_weights"), "search.route_weights"),
+            block=s,
+            term_cache_postings=int(s.get("term_cache_postings", cls.term_cache_postings)),
+            ablations={k: tuple(v) for k, v in s.get("ablations", {}).items()},
+            exact_first=bool(s.get("exact_first", cls.exact_first)),
+            slang=bool(s.get("slang", cls.slang)),
+            risk=(float(risk["low"]), float(risk["margin"])) if risk else None,
+            abstention=s.get("abstention") or None,
+            usefulness=s.get("usefulness") or None,
         )

@@ -12,6 +12,7 @@ from mambomeme.config import (
     DenseParams,
     LexicalParams,
     RerankParams,
+    SearchParams,
     TuningParams,
     UsefulnessParams,
     load_params,
@@ -114,3 +115,25 @@ def test_dense_build_params_take_the_corpus_overrides_and_its_ablations() -> Non
     assert none.ablations == {}
     with pytest.raises(MamboMemeError, match="dense: key 'device' missing"):
         DenseBuildParams.from_params({"dense": {"batch_size": 1}, "search": {"ablations": {}}}, {})
+
+
+def test_search_params_read_the_block_with_its_defaults() -> None:
+    params = load_params(PARAMS, "memes-10k")
+    search = SearchParams.from_params(params["search"])
+    assert (search.rrf_k, search.depth) == (float(params["search"]["rrf_k"]), 100)
+    assert search.weight("no-such-route") == 0.0
+    assert search.evidence("min_cosine") == params["search"]["min_cosine"]
+    bare = SearchParams.from_params(
+        {"rrf_k": 60, "depth": 10, "group_cap": 2, "route_weights": {"lexical": 1}}
+    )
+    assert (bare.term_cache_postings, bare.exact_first, bare.slang, bare.risk) == (
+        0,
+        False,
+        False,
+        None,
+    )
+    assert bare.weight("lexical") == 1.0 and bare.abstention is None
+    with pytest.raises(MamboMemeError, match="search: key 'min_cosine' missing"):
+        bare.evidence("min_cosine")
+    with pytest.raises(MamboMemeError, match="search: key 'group_cap' missing"):
+        SearchParams.from_params({"rrf_k": 60, "depth": 10, "route_weights": {}})
