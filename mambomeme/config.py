@@ -1,7 +1,10 @@
-"""params.yaml loading: all tunables live there; code reads them through this one function."""
+"""params.yaml loading: all tunables live there; code reads them through this one function,
+and the typed sections below (each block's keys and defaults, declared once)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +114,210 @@ def check_benchmark_dir(params: dict[str, Any]) -> Path:
     benchmark-check/, written by the adjudicate stage beside the tune side and read only by
     the checks stage, never by tuning."""
     return Path(str(params["base"]["reports"])) / "benchmark-check"
+
+
+# Typed params sections: each block's keys this code reads, with their defaults declared here
+# once. `from_params` takes the block itself (params["<name>"], None when the file has none).
+
+
+def _block(section: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise MamboMemeError(f"params {name}: must be a mapping, got {type(section).__name__}")
+    return section
+
+
+def _required(section: Mapping[str, Any], name: str, key: str) -> Any:
+    if key not in section:
+        raise MamboMemeError(f"params {name}: key {key!r} missing")
+    return section[key]
+
+
+@dataclass(frozen=True)
+class RerankParams:
+    """`rerank`, serving side: how the cross-encoder re-orders a hybrid list."""
+
+    candidates: int = 30  # fused results of the main cue the cross-encoder re-orders
+    fused_weight: float = 0.0  # RRF weight of the fused order beside the reranker's (weight 1)
+    out: Path | None = None  # a trained model elsewhere than <build>/reranker
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> RerankParams:
+        s = _block(section, "rerank")
+        return cls(
+            candidates=int(s.get("candidates", cls.candidates)),
+            fused_weight=float(s.get("fused_weight", cls.fused_weight)),
+            out=Path(s["out"]) if s.get("out") else None,
+        )
+
+
+@dataclass(frozen=True)
+class DenseParams:
+    """`dense`, search side: where and with how many threads queries are encoded."""
+
+    device: str = "cpu"
+    query_threads: int = 1
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> DenseParams:
+        s = _block(section, "dense")
+        return cls(
+            device=str(s.get("device", cls.device)),
+            query_threads=int(s.get("query_threads", cls.query_threads)),
+        )
+
+
+@dataclass(frozen=True)
+class LexicalParams:
+    """`lexical`: the bm25 weight of each FTS5 column (schema.SEARCH_FIELDS names)."""
+
+    weights: Mapping[str, float]
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> LexicalParams:
+        s = _block(section, "lexical")
+        weights = _required(s, "lexical", "weights")
+        if not isinstance(weights, Mapping):
+            raise MamboMemeError("params lexical.weights: must map each column to a weight")
+        return cls(weights=dict(weights))
+
+
+@dataclass(frozen=True)
+class AbstentionTuning:
+    """`tuning.abstention`: the abstention model trained with the route weights (seeds/003)."""
+
+    seed: int
+    folds: int  # GroupKFold by query family
+    min_hit10: float  # the threshold maximises C keeping answerable Hit@10 >= this
+    candidates: int = 12  # route-weight combinations (their best grid points) tried
+
+
+@dataclass(frozen=True)
+class TuningParams:
+    """`tuning`: the tune stage's system, Hit@10 floor and abstention; the grid itself
+    (axes, refine_points, refine_rounds, tie_tolerance) is read and checked by
+    evaluation/tuning.py from the same block, which selection.json records as it is."""
+
+    axes: Mapping[str, Any]
+    system: str = "hybrid"
+    min_hit10: float = 0.0  # a point below this answerable Hit@10 loses 1.0 in the objective
+    abstention: AbstentionTuning | None = None  # None: disabled
+    refine_points: int = 2
+    refine_rounds: int = 1
+    tie_tolerance: float = 0.0
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> TuningParams:
+        s = _block(section, "tuning")
+        raw = _block(s.get("abstention"), "tuning.abstention")
+        abstention = None
+        if raw.get("enabled"):
+            where = "tuning.abstention"
+            abstention = AbstentionTuning(
+                seed=int(_required(raw, where, "seed")),
+                folds=int(_required(raw, where, "folds")),
+                min_hit10=float(_required(raw, where, "min_hit10")),
+                candidates=int(raw.get("candidates", AbstentionTuning.candidates)),
+            )
+        return cls(
+            axes=_block(_required(s, "tuning", "axes"), "tuning.axes"),
+            system=str(s.get("system", cls.system)),
+            min_hit10=float(s.get("min_hit10", cls.min_hit10)),
+            abstention=abstention,
+            refine_points=s.get("refine_points", cls.refine_points),
+            refine_rounds=s.get("refine_rounds", cls.refine_rounds),
+            tie_tolerance=s.get("tie_tolerance", cls.tie_tolerance),
+        )
+
+
+@dataclass(frozen=True)
+class UsefulnessParams:
+    """`usefulness`: whether the tune stage fits the per-item usefulness model (its training
+    settings are read by models/usefulness/)."""
+
+    enabled: bool = False
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> UsefulnessParams:
+        return cls(enabled=bool(_block(section, "usefulness").get("enabled", cls.enabled)))
+
+
+@dataclass(frozen=True)
+class DenseBuildParams:
+    """`dense`, build side (stage index_dense), with the corpus's own `dense` entries over it:
+    how documents are embedded and which search.ablations get a matrix of their own."""
+
+    batch_size: int
+    device: str
+    ablations: Mapping[str, Any]  # search.ablations embedded (name -> fields left out)
+    memes_without: Any = ()  # fields left out of meme documents only
+    max_seq_length: Any = None
+    cache_dir: Path | None = None  # resumable embedding cache; None = none
+    shard_size: int = 8192  # documents embedded and saved per cache shard
+    document_encoder: str = "torch"  # torch, or onnx
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], corpus: Mapping[str, Any]) -> DenseBuildParams:
+        """`params` as a stage sees it; `corpus` its corpora.<name> entry."""
+        dense = {**_block(params.get("dense"), "dense"), **corpus.get("dense", {})}
+        search = _block(params.get("search"), "search")
+        every = dense.get("ablation_indexes", True)
+        ablations = _required(search, "search", "ablations") if every else {}
+        if "ablations" in dense:  # a corpus may embed only some ablations (CPU time)
+            ablations = {name: ablations[name] for name in dense["ablations"]}
+        return cls(
+            batch_size=int(_required(dense, "dense", "batch_size")),
+            device=str(_required(dense, "dense", "device")),
+            ablations=ablations,
+            memes_without=dense.get("memes_without", cls.memes_without),
+            max_seq_length=dense.get("max_seq_length", cls.max_seq_length),
+            cache_dir=Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
+            shard_size=int(dense.get("shard_size", cls.shard_size)),
+            document_encoder=str(dense.get("document_encoder", cls.document_encoder)),
+        )
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """`search`: fusion, depth, thresholds and the frozen models a selection carries. Route
+    names and their evidence keys belong to search/routes (`weight`, `evidence` read them)."""
+
+    rrf_k: float
+    depth: int  # eligible candidates per cue x route
+    group_cap: int
+    route_weights: Mapping[str, Any]  # route -> weight; a route not named weighs 0
+    block: Mapping[str, Any]  # the whole block, for each route's evidence key (min_cosine, ...)
+    term_cache_postings: int = 0  # per-token bm25 lists cached, in rows (0 = off)
+    ablations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exact_first: bool = False  # exact identity matches ranked first
+    slang: bool = False  # a cue in chat spelling adds its English rewrite
+    risk: tuple[float, float] | None = None  # (low, margin): risk-aware lists
+    abstention: Mapping[str, Any] | None = None  # a frozen selection's abstention model
+    usefulness: Mapping[str, Any] | None = None  # a frozen selection's usefulness model
+
+    def weight(self, route: str) -> float:
+        return float(self.route_weights.get(route, 0.0))
+
+    def evidence(self, key: str) -> float:
+        """The minimum evidence a route's list needs (search.<key>)."""
+        return float(_required(self.block, "search", key))
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> SearchParams:
+        s = _block(section, "search")
+        risk = s.get("risk")
+        return cls(
+            rrf_k=float(_required(s, "search", "rrf_k")),
+            depth=int(_required(s, "search", "depth")),
+            group_cap=int(_required(s, "search", "group_cap")),
+            route_weights=_block(_required(s, "search", "route_weights"), "search.route_weights"),
+            block=s,
+            term_cache_postings=int(s.get("term_cache_postings", cls.term_cache_postings)),
+            ablations={k: tuple(v) for k, v in s.get("ablations", {}).items()},
+            exact_first=bool(s.get("exact_first", cls.exact_first)),
+            slang=bool(s.get("slang", cls.slang)),
+            risk=(float(risk["low"]), float(risk["margin"])) if risk else None,
+            abstention=s.get("abstention") or None,
+            usefulness=s.get("usefulness") or None,
+        )

@@ -1,4 +1,4 @@
-"""Score hybrid+rerank against its baselines on one benchmark (mambomeme/rerank/acceptance.py).
+"""Score hybrid+rerank against its baselines on one benchmark (evaluation/rerank_acceptance.py).
 
     python scripts/rerank_report.py --benchmark DIR --candidate RUN --baseline RUN... \
         --out reports/memes-10k/rerank-dev-v2.json [--gates-input FILE]
@@ -13,8 +13,8 @@ from pathlib import Path
 from mambomeme.config import load_params
 from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.evaluation.benchmark import load_benchmark
+from mambomeme.evaluation.rerank_acceptance import compare
 from mambomeme.evaluation.runs import read_run
-from mambomeme.rerank.acceptance import compare
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import corpus_config  # noqa: E402
+from mambomeme.config import DenseBuildParams, corpus_config  # noqa: E402
 from mambomeme.index.build import build_dense_indexes  # noqa: E402
 from mambomeme.index.executor import ExecutorConfig  # noqa: E402
 
@@ -19,23 +19,20 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     params = stage_params(__doc__.splitlines()[0])
     corpus, config = corpus_config(params)
-    dense = {**params["dense"], **config.get("dense", {})}  # per-corpus overrides
-    ablations = params["search"]["ablations"] if dense.get("ablation_indexes", True) else {}
-    if "ablations" in dense:  # a corpus may embed only some ablations (CPU time)
-        ablations = {name: ablations[name] for name in dense["ablations"]}
+    dense = DenseBuildParams.from_params(params, config)
     executor = ExecutorConfig.from_params(params.get("build", {}))
     start = time.perf_counter()
     built = build_dense_indexes(
         Path("build") / corpus,
         Path("manifests") / f"corpus-{corpus}.json",
-        int(dense["batch_size"]),
-        str(dense["device"]),
-        ablations,
-        dense.get("memes_without", ()),
-        dense.get("max_seq_length"),
-        Path(dense["cache_dir"]) if dense.get("cache_dir") else None,
-        int(dense.get("shard_size", 8192)),
-        str(dense.get("document_encoder", "torch")),
+        dense.batch_size,
+        dense.device,
+        dense.ablations,
+        dense.memes_without,
+        dense.max_seq_length,
+        dense.cache_dir,
+        dense.shard_size,
+        dense.document_encoder,
         executor,
     )
     seconds = time.perf_counter() - start
@@ -44,8 +41,8 @@ def main() -> None:
     print(
         f"index_dense {corpus}: {len(built)} matrices ({reused} reused: same documents), "
         f"{vectors} vectors embedded in {seconds:.1f} s "
-        f"({vectors / seconds:.0f} docs/s on {dense['device']}, "
-        f"{dense.get('document_encoder', 'torch')}, {executor.kind})"
+        f"({vectors / seconds:.0f} docs/s on {dense.device}, "
+        f"{dense.document_encoder}, {executor.kind})"
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run, stage_params  # noqa: E402
 
-from mambomeme.config import corpus_config  # noqa: E402
+from mambomeme.config import LexicalParams, corpus_config  # noqa: E402
 from mambomeme.index.build import build_lexical_index  # noqa: E402
 
 
@@ -18,7 +18,7 @@ def main() -> None:
     info = build_lexical_index(
         Path("build") / corpus,
         Path("manifests") / f"corpus-{corpus}.json",
-        params["lexical"]["weights"],
+        LexicalParams.from_params(params["lexical"]).weights,
     )
     print(f"index_lexical {corpus}: {info['count']} items")
 

@@ -2,13 +2,12 @@
 
 Cross-fits the safety model by family over the frozen labels, classes every labelled item as a
 hidden family's item would be (rules only; rules + model), and runs the shipped system over the
-labels' corpus's scored dev benchmark with each set of classes (mambomeme/moderation/holdout.py).
-Writes <reports>/safety-holdout.json and .md.
+labels' corpus's scored dev benchmark with each set of classes (mambomeme/moderation/holdout.py,
+mambomeme/moderation/holdout_run.py). Writes <reports>/safety-holdout.json and .md.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -16,75 +15,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import run  # noqa: E402
 
-from mambomeme.config import DEFAULT_PARAMS, load_params  # noqa: E402
-from mambomeme.corpus.manifest import sha256_file, write_json_atomic  # noqa: E402
-from mambomeme.errors import MamboMemeError  # noqa: E402
-from mambomeme.moderation import holdout  # noqa: E402
+from mambomeme.moderation.holdout import BLIND  # noqa: E402
+from mambomeme.moderation.holdout_run import SERVED, safety_holdout  # noqa: E402
 
 
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    params = load_params(DEFAULT_PARAMS)
-    setup = holdout.prepare(DEFAULT_PARAMS)
-    wanted = Path(str(params["safety_holdout"]["reports"]))
-    if setup.reports != wanted:
-        raise MamboMemeError(
-            f"params safety_holdout.reports is {str(wanted)!r} but corpora.{setup.corpus}.reports "
-            f"is {str(setup.reports)!r}: DVC would watch the wrong files"
-        )
-    blind = holdout.blind_classes(setup.probability, setup.rule_hit, setup.model.threshold)
-    served = "as served (labels as overrides)"
-    lists = {
-        served: holdout.measure(setup.engine, setup.benchmark, setup.system, None, setup.truth)
-    }
-    for name, classes in blind.items():
-        lists[name] = holdout.measure(
-            setup.engine, setup.benchmark, setup.system, classes, setup.truth
-        )
-    risk = holdout.risk_aware(
-        setup.engine,
-        setup.benchmark,
-        setup.system,
-        blind[holdout.BLIND[1]],
-        setup.probability,
-        setup.truth,
-        params["safety_holdout"]["risk_grid"],
-    )
-    labels = Path(str(params["safety_model"]["labels"]))
-    rounds = [Path(p) for p in params["safety_holdout"]["rounds"]]
-    report = {
-        "corpus": setup.corpus,
-        "benchmark": setup.benchmark.info.name,
-        "benchmark_sha256": setup.benchmark.sha256,
-        "labels": {"path": str(labels), "sha256": sha256_file(labels)},
-        "model_sha256": setup.model.info.get("model_sha256"),
-        "system": setup.system,
-        "queries": len(setup.benchmark.queries),
-        "folds": setup.folds,
-        "c": float(setup.model.info["figures"]["c"]),
-        "threshold": setup.model.threshold,
-        "signals": list(setup.model.signals),
-        "average_precision": holdout.average_precision(setup.probability, setup.rows),
-        "classification": {
-            name: holdout.classification_figures(classes, setup.rows)
-            for name, classes in blind.items()
-        },
-        "lists": lists,
-        "risk_aware": risk,
-        "risk_served": setup.engine.config.risk and dataclasses.asdict(setup.engine.config.risk),
-        "annotator_ceiling": holdout.annotator_ceiling(rounds, setup.rows),
-    }
-    out = setup.reports / "safety-holdout.json"
-    write_json_atomic(out, report)
-    page = out.with_suffix(".md")
-    tmp = page.with_name(f".{page.name}.tmp")
-    tmp.write_text(holdout.report_markdown(report), encoding="utf-8")
-    tmp.replace(page)
-    seen = lists[holdout.BLIND[1]]
+    report = safety_holdout()
+    lists = report["lists"]
+    seen = lists[BLIND[1]]
     print(
-        f"safety holdout: {setup.system} on {setup.benchmark.info.name}, families unseen: "
+        f"safety holdout: {report['system']} on {report['benchmark']}, families unseen: "
         f"safe-list {seen['safe_list_ordinary']} (ordinary) / {seen['safe_list_safety']} "
-        f"(safety); as served {lists[served]['safe_list_ordinary']}"
+        f"(safety); as served {lists[SERVED]['safe_list_ordinary']}"
     )
 
 

@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mambomeme.config import load_params
+from mambomeme.config import (
+    DenseBuildParams,
+    DenseParams,
+    LexicalParams,
+    RerankParams,
+    SearchParams,
+    TuningParams,
+    UsefulnessParams,
+    load_params,
+)
 from mambomeme.errors import MamboMemeError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,3 +69,71 @@ def test_a_pipeline_build_gets_its_own_corpus_view(monkeypatch: pytest.MonkeyPat
     assert load_params(PARAMS, build=ROOT / "build" / "fixture")["base"]["corpus"] == "fixture"
     elsewhere = load_params(PARAMS, build=Path("/tmp/some-release"))
     assert elsewhere["base"]["corpus"] == "fixture"  # not a pipeline build: base.corpus
+
+
+def test_typed_sections_read_the_params_file_with_defaults_declared_once() -> None:
+    """The typed sections read params.yaml as the stages see it; a missing key takes the one
+    declared default, a missing required key is a typed error naming it."""
+    params = load_params(ROOT / "params.yaml", corpus="fixture")
+    rerank = RerankParams.from_params(params["rerank"])
+    assert (rerank.candidates, rerank.fused_weight) == (
+        params["rerank"]["candidates"],
+        params["rerank"]["fused_weight"],
+    )
+    assert RerankParams.from_params(None) == RerankParams(30, 0.0, None)
+    assert DenseParams.from_params({}) == DenseParams("cpu", 1)
+    assert LexicalParams.from_params(params["lexical"]).weights["title"] == 8.0
+    tuning = TuningParams.from_params(params["tuning"])
+    assert tuning.abstention is not None and tuning.abstention.candidates == 12
+    assert tuning.min_hit10 == params["tuning"]["min_hit10"] and tuning.system == "hybrid"
+    off = TuningParams.from_params({"axes": {}, "abstention": {"enabled": False}})
+    assert off.abstention is None and off.min_hit10 == 0.0 and off.refine_points == 2
+    assert UsefulnessParams.from_params(params["usefulness"]).enabled is True
+    assert UsefulnessParams.from_params(None).enabled is False
+    with pytest.raises(MamboMemeError, match=r"tuning.abstention: key 'seed' missing"):
+        TuningParams.from_params({"axes": {}, "abstention": {"enabled": True}})
+    with pytest.raises(MamboMemeError, match=r"lexical: key 'weights' missing"):
+        LexicalParams.from_params({})
+    with pytest.raises(MamboMemeError, match="params rerank: must be a mapping"):
+        RerankParams.from_params([30])  # type: ignore[arg-type]
+
+
+def test_dense_build_params_take_the_corpus_overrides_and_its_ablations() -> None:
+    params = {
+        "dense": {"batch_size": 64, "device": "cpu", "cache_dir": ""},
+        "search": {"ablations": {"no-title": ["title"], "no-tags": ["tags"]}},
+    }
+    plain = DenseBuildParams.from_params(params, {})
+    assert (plain.shard_size, plain.document_encoder, plain.cache_dir) == (8192, "torch", None)
+    assert plain.ablations == params["search"]["ablations"]
+    own = DenseBuildParams.from_params(
+        params, {"dense": {"batch_size": 8, "ablations": ["no-tags"], "document_encoder": "onnx"}}
+    )
+    assert (own.batch_size, own.document_encoder) == (8, "onnx")
+    assert own.ablations == {"no-tags": ["tags"]}
+    none = DenseBuildParams.from_params(params, {"dense": {"ablation_indexes": False}})
+    assert none.ablations == {}
+    with pytest.raises(MamboMemeError, match="dense: key 'device' missing"):
+        DenseBuildParams.from_params({"dense": {"batch_size": 1}, "search": {"ablations": {}}}, {})
+
+
+def test_search_params_read_the_block_with_its_defaults() -> None:
+    params = load_params(PARAMS, "memes-10k")
+    search = SearchParams.from_params(params["search"])
+    assert (search.rrf_k, search.depth) == (float(params["search"]["rrf_k"]), 100)
+    assert search.weight("no-such-route") == 0.0
+    assert search.evidence("min_cosine") == params["search"]["min_cosine"]
+    bare = SearchParams.from_params(
+        {"rrf_k": 60, "depth": 10, "group_cap": 2, "route_weights": {"lexical": 1}}
+    )
+    assert (bare.term_cache_postings, bare.exact_first, bare.slang, bare.risk) == (
+        0,
+        False,
+        False,
+        None,
+    )
+    assert bare.weight("lexical") == 1.0 and bare.abstention is None
+    with pytest.raises(MamboMemeError, match="search: key 'min_cosine' missing"):
+        bare.evidence("min_cosine")
+    with pytest.raises(MamboMemeError, match="search: key 'group_cap' missing"):
+        SearchParams.from_params({"rrf_k": 60, "depth": 10, "route_weights": {}})

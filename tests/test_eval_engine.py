@@ -71,10 +71,10 @@ def test_run_and_score_with_the_real_engine(
     for name in ("dense-no-ocr_text", "hybrid-no-ocr_text"):
         assert engine.embedding_manifest(name) == dense / "dense-no-ocr_text.json"
     card = score_runs(benchmark.path, runs, tmp_path / "reports", None, seed=1, resamples=20)
-    rows = {r["system"]: r for r in card["systems"]}
+    rows = {r.system: r for r in card.systems}
     for system in ("bm25", "hybrid"):
-        assert rows[system]["components"]["E"] == 1.0  # a John Cena item first
-        assert rows[system]["coverage"]["correct_empty"] == 1.0
-    routes = rows["hybrid"]["diagnostics"]["routes_by_slice"]["entity"]
+        assert rows[system].components.E == 1.0  # a John Cena item first
+        assert rows[system].coverage.correct_empty == 1.0
+    routes = rows["hybrid"].diagnostics["routes_by_slice"]["entity"]
     assert routes["both"] + routes["dense_only"] > 0
     assert (tmp_path / "reports" / "scorecard.md").is_file()

@@ -236,18 +236,38 @@ def test_execute_run_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_summary_names_the_system_users_are_served() -> None:
     """The `shipped` row is the frozen selection; the summary says which engine system it is."""
+    from mambomeme.evaluation.benchmark import BenchmarkInfo
+    from mambomeme.evaluation.scorecard_types import (
+        BootstrapSettings,
+        ComponentScores,
+        Coverage,
+        SafetyRates,
+        Scorecard,
+        SystemRow,
+        Versions,
+    )
     from mambomeme.evaluation.summary import summary_lines
 
-    row = {
-        "system": "shipped",
-        "run_meta": {"engine_system": "bm25+typo", "system": "shipped"},
-        "mmts": 85.0,
-        "status": "PASS",
-        "components": {"Q": 0.7},
-        "coverage": {"hit@10": 0.9, "correct_empty": 0.9},
-        "safety": {"ordinary": 1.0, "safety_subset": 1.0},
-        "gates": [],
-    }
-    text = "\n".join(summary_lines({"acceptance": None, "systems": [row]}))
+    row = SystemRow(
+        system="shipped",
+        mmts=85.0,
+        status="PASS",
+        mmts_raw=85.0,
+        components=ComponentScores(0.7, None, None, None, None, None),
+        coverage=Coverage(0.9, 0.9, None),
+        safety=SafetyRates(1.0, 1.0, 0.0),
+        latency_p95_ms=None,
+        error_rate=0.0,
+        gates=(),
+        slice_ndcg={},
+        slices={},
+        diagnostics={},
+        latency_ms=[],
+        run_meta={"engine_system": "bm25+typo", "system": "shipped"},
+    )
+    info = BenchmarkInfo("bench", "v1", "dev", "fixture", "j1", True, False)
+    versions = Versions(info, "x" * 64, "v1", "MMTS-Search-v1", None, None, None, None, None, {})
+    card = Scorecard(versions, 1, 1, BootstrapSettings(1, 1), (row,), (), None, {})
+    text = "\n".join(summary_lines(card))
     assert "`shipped` is the frozen dev selection as users get it: `bm25+typo` with" in text
     assert "| shipped | 85.00 | PASS |" in text

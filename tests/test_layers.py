@@ -38,11 +38,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (MODELS_SERVING, ()),
     ("search", ("mambomeme.search",)),
     ("release", ("mambomeme.release",)),
-    # rerank/acceptance.py is evaluation code (the reranker's acceptance rule over evaluation's
-    # scoring); it shares evaluation's layer until it moves into evaluation/
-    ("evaluation", ("mambomeme.evaluation", "mambomeme.rerank")),
+    ("evaluation", ("mambomeme.evaluation",)),
     ("safety labels", ("mambomeme.moderation.labels",)),
     (MODELS_TRAINING, ("mambomeme.models",)),
+    # the tune stage's work: the grid, then the abstention and usefulness models it trains
+    ("tuning run", ("mambomeme.evaluation.tuning_run",)),
     ("moderation", ("mambomeme.moderation",)),
     ("library", ("mambomeme.library",)),
     ("serving", ("mambomeme.serving",)),

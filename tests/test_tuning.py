@@ -13,6 +13,8 @@ from mambomeme.errors import TuningError, TuningOnHiddenError
 from mambomeme.evaluation.tuning import load_selection, search_params, simplicity_key, tune
 from mambomeme.release.protocol import benchmark_checksum
 
+ROOT = Path(__file__).resolve().parents[1]
+
 DEFAULTS = {
     "route_weights.lexical": 1.0,
     "route_weights.dense": 1.0,
@@ -93,14 +95,15 @@ def test_finds_interior_optimum_and_refines_around_it(tmp_path: Path) -> None:
     assert selection.config["depth"] == 100
     assert selection.config["min_cosine"] == 0.35
     data = load_selection(out)
-    assert data["benchmark"]["checksum"] == benchmark_checksum(bench)
-    assert data["config"] == dict(selection.config)
-    phases = {point["phase"] for point in data["curve"]}
+    assert data.benchmark["checksum"] == benchmark_checksum(bench)
+    assert data.config == dict(selection.config)
+    phases = {point["phase"] for point in data.curve}
     assert phases == {"grid", "refine-1"}
-    grid_points = [p for p in data["curve"] if p["phase"] == "grid"]
+    grid_points = [p for p in data.curve if p["phase"] == "grid"]
     assert len(grid_points) == 3 * 3 * 3 * 2 * 3 - 3 * 2 * 3  # all-zero route points skipped
-    assert data["skipped_all_zero_routes"] == 3 * 2 * 3
-    assert max(p["objective"] for p in data["curve"]) == data["objective"]
+    assert data.skipped == 3 * 2 * 3
+    assert max(p["objective"] for p in data.curve) == data.objective
+    assert data == selection  # written and read back through one serialisation
 
 
 def test_single_route_systems_are_eligible_and_win_ties(tmp_path: Path) -> None:
@@ -206,3 +209,19 @@ def test_search_params_sets_dotted_keys() -> None:
     assert base["route_weights"]["dense"] == 1.0
     with pytest.raises(TuningError, match="no mapping"):
         search_params(base, {"rrf_k.x": 1})
+
+
+@pytest.mark.parametrize(
+    "path",
+    [ROOT / "reports" / "selection.json", ROOT / "reports" / "memes-10k" / "selection.json"],
+    ids=["fixture", "memes-10k"],
+)
+def test_committed_selections_round_trip_byte_for_byte(path: Path, tmp_path: Path) -> None:
+    """selection.json has one serialisation: reading a committed one (with the abstention and
+    usefulness fields the tune stage adds) and writing it back gives the same bytes."""
+    from mambomeme.evaluation.tuning import write_selection
+
+    selection = load_selection(path)
+    assert selection.abstention_report is not None and "usefulness_report" in selection.added
+    write_selection(selection, tmp_path / "selection.json")
+    assert (tmp_path / "selection.json").read_bytes() == path.read_bytes()

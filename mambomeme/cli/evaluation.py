@@ -126,13 +126,13 @@ def score_command(args: argparse.Namespace) -> int:
     card = score_runs(
         args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples, holdout
     )
-    for row in card["systems"]:
+    for row in card.systems:
         print(
-            f"{row['system']:<24} MMTS {row['mmts']:6.2f} {row['status']:<4} "
-            f"(raw {row['mmts_raw']:.2f}, Q {row['components']['Q'] or 0:.4f})"
+            f"{row.system:<24} MMTS {row.mmts:6.2f} {row.status:<4} "
+            f"(raw {row.mmts_raw:.2f}, Q {row.components.Q or 0:.4f})"
         )
-    if card["acceptance"] is not None:
-        print(f"decision: {card['acceptance']['decision']}")
+    if card.acceptance is not None:
+        print(f"decision: {card.acceptance.decision}")
     if holdout is not None:
         print(
             f"recorded exposure of {holdout.meta['name']}@{holdout.meta['version']} to selection "

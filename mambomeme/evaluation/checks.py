@@ -23,6 +23,7 @@ from mambomeme.evaluation import judgement_sets as js
 from mambomeme.evaluation.benchmark import load_benchmark
 from mambomeme.evaluation.evaluate import execute_run
 from mambomeme.evaluation.scorecard import build_scorecard
+from mambomeme.evaluation.scorecard_types import SystemRow
 from mambomeme.evaluation.split import has_check
 
 CHECKS_FILE = "checks.json"
@@ -74,17 +75,11 @@ def targets(
     return found
 
 
-def summary(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A scorecard row's headline figures."""
-    return {
-        "mmts": row["mmts"],
-        "mmts_raw": row["mmts_raw"],
-        "status": row["status"],
-        "components": row["components"],
-        "coverage": row["coverage"],
-        "safety": row["safety"],
-        "slice_ndcg": row["slice_ndcg"],
-    }
+def summary(row: SystemRow) -> dict[str, Any]:
+    """A scorecard row's headline figures (as its scorecard.json row writes them)."""
+    full = row.to_json()
+    keys = ("mmts", "mmts_raw", "status", "components", "coverage", "safety", "slice_ndcg")
+    return {key: full[key] for key in keys}
 
 
 def score_targets(
@@ -119,8 +114,8 @@ def score_targets(
             "benchmark": benchmark.info.name,
             "judgement_set": benchmark.info.judgement_set,
             "queries": len(benchmark.queries),
-            "families": card["families"],
-            "systems": {row["system"]: summary(row) for row in card["systems"]},
+            "families": card.families,
+            "systems": {row.system: summary(row) for row in card.systems},
         }
     return result
 

@@ -30,9 +30,11 @@ from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
+from mambomeme.evaluation.rerank_acceptance import compare as rerank_acceptance_compare
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
+from mambomeme.evaluation.scorecard_types import Scorecard
 from mambomeme.release.protocol import Holdout, admit_holdout, check_holdout_runs, expose
 
 RERANKED = "hybrid+rerank"  # the reranked system whose acceptance the scorecard reports
@@ -156,7 +158,7 @@ def score_runs(
     resamples: int,
     holdout: Holdout | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Scorecard:
     """Score the runs and write the scorecard, with `extra` sections (the checks and the
     overlap report) added to it as they are. With a `holdout` (a hidden benchmark admitted by
     the protocol) every run must carry its selection, and the exposure is appended to the ledger
@@ -166,20 +168,24 @@ def score_runs(
     if holdout is not None:
         check_holdout_runs(holdout, {label: run.meta for label, run in runs.items()})
     card = build_scorecard(benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples)
-    card["rerank_acceptance"] = rerank_acceptance(benchmark, runs, gates_input, seed, resamples)
-    card["agreement"] = judgement_agreement(
-        benchmark_dir, benchmark.info.name, benchmark.info.judgement_set
+    card = card.with_sections(
+        rerank_acceptance=rerank_acceptance(benchmark, runs, gates_input, seed, resamples),
+        agreement=judgement_agreement(
+            benchmark_dir, benchmark.info.name, benchmark.info.judgement_set
+        ),
     )
     if holdout is not None:
         exposure = expose(holdout)
-        card["exposure"] = {
-            "ledger": str(holdout.ledger_path),
-            "selection": str(holdout.selection_path),
-            "selection_sha256": holdout.selection_sha256,
-            "checksum": exposure.checksum,
-            "time": exposure.time,
-        }
-    card.update(extra or {})
+        card = card.with_sections(
+            exposure={
+                "ledger": str(holdout.ledger_path),
+                "selection": str(holdout.selection_path),
+                "selection_sha256": holdout.selection_sha256,
+                "checksum": exposure.checksum,
+                "time": exposure.time,
+            }
+        )
+    card = card.with_sections(**(extra or {}))
     write_scorecard(card, out_dir)
     return card
 
@@ -197,10 +203,8 @@ def rerank_acceptance(
     baselines = [b for b in ("hybrid", "bm25") if b in systems]
     if RERANKED not in systems or not baselines:
         return None
-    from mambomeme.rerank.acceptance import compare
-
     wanted = {k: r for k, r in runs.items() if r.system in (RERANKED, *baselines)}
-    return compare(
+    return rerank_acceptance_compare(
         benchmark,
         wanted,
         RERANKED,

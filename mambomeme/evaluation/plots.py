@@ -1,4 +1,4 @@
-"""Plot data (CSV/JSON for `dvc plots`) and PNG charts from a scorecard dict.
+"""Plot data (CSV/JSON for `dvc plots`) and PNG charts from a scorecard (scorecard_types.py).
 
 Data files are wide, one column per system, so a dvc.yaml plot can name its y columns:
     slice_ndcg.csv  slice,<system>,...       nDCG@10 of every primary slice (empty = no queries)
@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mambomeme.evaluation.benchmark import SLICES
+from mambomeme.evaluation.scorecard_types import Scorecard
 
 
-def slice_ndcg_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
+def slice_ndcg_rows(card: Scorecard) -> list[dict[str, Any]]:
     return [
-        {"slice": name, **{row["system"]: row["slice_ndcg"].get(name) for row in card["systems"]}}
+        {"slice": name, **{row.system: row.slice_ndcg.get(name) for row in card.systems}}
         for name in SLICES
     ]
 
@@ -33,8 +34,8 @@ def percentile(sorted_values: Sequence[float], p: int) -> float:
     return sorted_values[rank - 1]
 
 
-def latency_rows(card: Mapping[str, Any]) -> list[dict[str, Any]]:
-    values = {row["system"]: sorted(row["latency_ms"]) for row in card["systems"]}
+def latency_rows(card: Scorecard) -> list[dict[str, Any]]:
+    values = {row.system: sorted(row.latency_ms) for row in card.systems}
     return [
         {"percentile": p, **{s: percentile(v, p) if v else None for s, v in values.items()}}
         for p in range(1, 101)
@@ -77,22 +78,22 @@ def _figure_bytes(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def slice_ndcg_png(card: Mapping[str, Any]) -> bytes:
+def slice_ndcg_png(card: Scorecard) -> bytes:
     """Grouped bars: nDCG@10 per primary slice, one bar per system, 0.30 gate line."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    systems = [row["system"] for row in card["systems"]]
+    systems = [row.system for row in card.systems]
     colours = system_colours(systems)
     figure = Figure(figsize=(max(6.0, 1.2 * len(SLICES) + 0.3 * len(systems)), 4.0))
     axes = figure.subplots()
     width = 0.8 / max(1, len(systems))
-    for index, row in enumerate(card["systems"]):
-        heights = [row["slice_ndcg"].get(s) or 0.0 for s in SLICES]
+    for index, row in enumerate(card.systems):
+        heights = [row.slice_ndcg.get(s) or 0.0 for s in SLICES]
         positions = [i + (index - (len(systems) - 1) / 2) * width for i in range(len(SLICES))]
-        axes.bar(positions, heights, width=width, label=row["system"], color=colours[row["system"]])
+        axes.bar(positions, heights, width=width, label=row.system, color=colours[row.system])
     axes.axhline(0.30, color="black", linestyle="--", linewidth=1, label="gate 0.30")
     axes.set_xticks(range(len(SLICES)), SLICES)
     axes.set_ylim(0, 1)
@@ -102,7 +103,7 @@ def slice_ndcg_png(card: Mapping[str, Any]) -> bytes:
     return _figure_bytes(figure)
 
 
-def latency_png(card: Mapping[str, Any]) -> bytes:
+def latency_png(card: Scorecard) -> bytes:
     """Latency distribution: the empirical CDF of per-query search latency for each system."""
     import matplotlib
 
@@ -111,20 +112,20 @@ def latency_png(card: Mapping[str, Any]) -> bytes:
 
     figure = Figure(figsize=(6.0, 4.0))
     axes = figure.subplots()
-    colours = system_colours([row["system"] for row in card["systems"]])
-    for row in card["systems"]:
-        values = sorted(row["latency_ms"])
+    colours = system_colours([row.system for row in card.systems])
+    for row in card.systems:
+        values = sorted(row.latency_ms)
         if values:
             axes.step(
                 values,
                 [(i + 1) / len(values) for i in range(len(values))],
                 where="post",
-                label=row["system"],
-                color=colours[row["system"]],
+                label=row.system,
+                color=colours[row.system],
             )
     axes.axvline(200, color="green", linestyle=":", linewidth=1, label="L = 1 (200 ms)")
     axes.axvline(1000, color="red", linestyle=":", linewidth=1, label="L = 0 (1,000 ms)")
-    if all(v > 0 for row in card["systems"] for v in row["latency_ms"]):
+    if all(v > 0 for row in card.systems for v in row.latency_ms):
         axes.set_xscale("log")
     axes.set_xlabel("search latency (ms)")
     axes.set_ylabel("share of queries")

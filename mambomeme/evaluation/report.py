@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.evaluation import plots
+from mambomeme.evaluation.bootstrap import Interval
 from mambomeme.evaluation.report_checks import checks_lines, overlap_lines
+from mambomeme.evaluation.scorecard_types import COMPONENTS, Scorecard, SystemRow
 from mambomeme.evaluation.summary import glossary_lines, summary_lines
 
-COMPONENTS = ("Q", "E", "C", "S", "L", "R")
 METRICS_DIR = "metrics"
 
 
@@ -34,7 +35,12 @@ def _f(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def _ci(interval: Mapping[str, Any], digits: int = 4) -> str:
+def _ci(interval: Mapping[str, Any] | Interval | None, digits: int = 4) -> str:
+    """'[low, high]' of a bootstrap interval (a row's, or one of a JSON section's)."""
+    if interval is None:
+        return "n/a"
+    if isinstance(interval, Interval):
+        return f"[{_f(interval.low, digits)}, {_f(interval.high, digits)}]"
     return f"[{_f(interval['low'], digits)}, {_f(interval['high'], digits)}]"
 
 
@@ -81,14 +87,14 @@ def _agreement_lines(agreement: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def render_markdown(card: Mapping[str, Any]) -> str:
-    v = card["versions"]
-    label = " (PROVISIONAL)" if v["provisional"] else ""
+def render_markdown(card: Scorecard) -> str:
+    v, info = card.versions, card.versions.benchmark
+    label = " (PROVISIONAL)" if info.provisional else ""
     lines = [
-        f"# Scorecard: {v['name']} {v['version']}{label}",
+        f"# Scorecard: {info.name} {info.version}{label}",
         "",
-        f"{card['queries']} queries in {card['families']} families; partition `{v['partition']}`"
-        + ("; hidden prompts were exposed" if v["exposed"] else "")
+        f"{card.queries} queries in {card.families} families; partition `{info.partition}`"
+        + ("; hidden prompts were exposed" if info.exposed else "")
         + ".",
         *summary_lines(card),
         *glossary_lines(),
@@ -113,10 +119,10 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "embedding_manifest_sha256",
         "code_commit",
     ):
-        lines.append(f"| {key} | `{_f(v.get(key))}` |")
-    b = card["bootstrap"]
-    lines.append(f"| bootstrap | seed {b['seed']}, {b['resamples']} resamples of {b['unit']} |")
-    lines += _agreement_lines(card.get("agreement"))
+        lines.append(f"| {key} | `{_f(v.value(key))}` |")
+    b = card.bootstrap
+    lines.append(f"| bootstrap | seed {b.seed}, {b.resamples} resamples of {b.unit} |")
+    lines += _agreement_lines(card.section("agreement"))
     lines += [
         "",
         "## Systems (MMTS-Search-v1)",
@@ -126,14 +132,17 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         + " | 95% CI (MMTS) | pass fraction |",
         "| --- " * (6 + len(COMPONENTS)) + "|",
     ]
-    for row in card["systems"]:
-        parts = [row["system"], _f(row["mmts"], 2), row["status"], _f(row["mmts_raw"], 2)]
-        parts += [_f(row["components"][c]) for c in COMPONENTS]
-        parts += [_ci(row["mmts_interval"], 2), _f(row["gate_pass_fraction"], 3)]
+    for row in card.systems:
+        parts = [row.system, _f(row.mmts, 2), row.status, _f(row.mmts_raw, 2)]
+        parts += [_f(row.components.value(c)) for c in COMPONENTS]
+        parts += [_ci(row.mmts_interval, 2), _f(row.gate_pass_fraction, 3)]
         lines.append("| " + " | ".join(parts) + " |")
-    lines += checks_lines(card)
-    lines += overlap_lines(card)
-    gate_names = [g["name"] for g in card["systems"][0]["gates"]] if card["systems"] else []
+    lines += checks_lines(
+        {row.system: row.to_json() for row in card.systems}, card.section("checks")
+    )
+    lines += overlap_lines(card.section("overlap"))
+    first_gates = card.systems[0].gates if card.systems else ()
+    gate_names = [g.name for g in first_gates]
     lines += [
         "",
         "## Hard gates",
@@ -141,17 +150,13 @@ def render_markdown(card: Mapping[str, Any]) -> str:
         "| system | " + " | ".join(gate_names) + " |",
         "| --- " * (1 + len(gate_names)) + "|",
     ]
-    for row in card["systems"]:
+    for row in card.systems:
         cells = [
-            f"{g['status']} ({_f(g['value'], 3)})" if g["value"] is not None else g["status"]
-            for g in row["gates"]
+            f"{g.status} ({_f(g.value, 3)})" if g.value is not None else g.status for g in row.gates
         ]
-        lines.append(f"| {row['system']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row.system} | " + " | ".join(cells) + " |")
     lines += ["", "Gate rules (each fails when true; NOT EVALUATED counts as failing):", ""]
-    lines += [
-        f"- `{g['name']}`: {g['rule']}"
-        for g in (card["systems"][0]["gates"] if card["systems"] else [])
-    ]
+    lines += [f"- `{g.name}`: {g.rule}" for g in first_gates]
     lines += _slices(card)
     lines += _differences(card)
     lines += _acceptance(card)
@@ -160,8 +165,8 @@ def render_markdown(card: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _slices(card: Mapping[str, Any]) -> list[str]:
-    slices = list(card["systems"][0]["slice_ndcg"]) if card["systems"] else []
+def _slices(card: Scorecard) -> list[str]:
+    slices = list(card.systems[0].slice_ndcg) if card.systems else []
     lines = [
         "",
         "## nDCG@10 by slice",
@@ -169,9 +174,9 @@ def _slices(card: Mapping[str, Any]) -> list[str]:
         "| system | " + " | ".join(slices) + " |",
         "| --- " * (1 + len(slices)) + "|",
     ]
-    for row in card["systems"]:
+    for row in card.systems:
         lines.append(
-            f"| {row['system']} | " + " | ".join(_f(row["slice_ndcg"][s]) for s in slices) + " |"
+            f"| {row.system} | " + " | ".join(_f(row.slice_ndcg[s]) for s in slices) + " |"
         )
     lines += [
         "",
@@ -180,16 +185,16 @@ def _slices(card: Mapping[str, Any]) -> list[str]:
         "| system | slice | n | Hit@1 | Hit@5 | Hit@10 | Recall@10 | MRR@10 |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for row in card["systems"]:
-        for name, m in row["slices"].items():
+    for row in card.systems:
+        for name, m in row.slices.items():
             lines.append(
-                f"| {row['system']} | {name} | {m['queries']} | {_f(m['hit@1'])} | "
+                f"| {row.system} | {name} | {m['queries']} | {_f(m['hit@1'])} | "
                 f"{_f(m['hit@5'])} | {_f(m['hit@10'])} | {_f(m['recall@10'])} | {_f(m['mrr@10'])} |"
             )
     return lines
 
 
-def _differences(card: Mapping[str, Any]) -> list[str]:
+def _differences(card: Scorecard) -> list[str]:
     lines = [
         "",
         "## Paired family-bootstrap differences (system - baseline, 95% percentile CI)",
@@ -198,7 +203,7 @@ def _differences(card: Mapping[str, Any]) -> list[str]:
         "| d visual | d noisy |",
         "| --- " * 11 + "|",
     ]
-    for d in card["differences"]:
+    for d in card.differences:
         cells = []
         for metric in (
             "Q",
@@ -210,24 +215,22 @@ def _differences(card: Mapping[str, Any]) -> list[str]:
             "ndcg_visual",
             "ndcg_noisy",
         ):
-            cells.append(f"{_f(d['point'].get(metric))} {_ci(d[metric])}")
-        lines.append(f"| {d['system']} | {d['baseline']} | " + " | ".join(cells) + " |")
+            cells.append(f"{_f(d.point.get(metric))} {_ci(d.intervals[metric])}")
+        lines.append(f"| {d.system} | {d.baseline} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _acceptance(card: Mapping[str, Any]) -> list[str]:
-    a = card["acceptance"]
+def _acceptance(card: Scorecard) -> list[str]:
+    a = card.acceptance
     lines = ["", "## Semantic-search acceptance (seeds/000)", ""]
     if a is None:
         return lines + ["Not decided: the comparison needs both a `bm25` and a `hybrid` run.", ""]
     official = (
-        "official" if a["official"] else "not official (needs a hidden, final, unexposed benchmark)"
+        "official" if a.official else "not official (needs a hidden, final, unexposed benchmark)"
     )
-    lines += [f"**Decision: {a['decision']}** ({official}).", ""]
-    lines += [
-        f"- {'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['detail']}" for c in a["checks"]
-    ]
-    if not a["keep_dense"]:
+    lines += [f"**Decision: {a.decision}** ({official}).", ""]
+    lines += [f"- {'PASS' if c.passed else 'FAIL'} {c.name}: {c.detail}" for c in a.checks]
+    if not a.keep_dense:
         lines += [
             "",
             "Negative result kept: hybrid did not earn the dense route its place in the "
@@ -236,9 +239,9 @@ def _acceptance(card: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _rerank_acceptance(card: Mapping[str, Any]) -> list[str]:
+def _rerank_acceptance(card: Scorecard) -> list[str]:
     """The seed's rule for hybrid+rerank against each baseline (issue 20; docs/reranker.md)."""
-    a = card.get("rerank_acceptance")
+    a = card.section("rerank_acceptance")
     if a is None:
         return []
     rows = a["systems"]
@@ -281,7 +284,7 @@ def _rerank_acceptance(card: Mapping[str, Any]) -> list[str]:
     return lines + ["", f"**Decision: {verdict}.", ""]
 
 
-def _diagnostics(card: Mapping[str, Any]) -> list[str]:
+def _diagnostics(card: Scorecard) -> list[str]:
     keys = (
         "duplicate_rate",
         "template_repeat_rate",
@@ -298,17 +301,15 @@ def _diagnostics(card: Mapping[str, Any]) -> list[str]:
         "| system | " + " | ".join(keys) + " |",
         "| --- " * (1 + len(keys)) + "|",
     ]
-    for row in card["systems"]:
-        lines.append(
-            f"| {row['system']} | " + " | ".join(_f(row["diagnostics"][k]) for k in keys) + " |"
-        )
+    for row in card.systems:
+        lines.append(f"| {row.system} | " + " | ".join(_f(row.diagnostics[k]) for k in keys) + " |")
     lines += ["", "Shown results by route family and slice (lexical-only / dense-only / both):", ""]
-    for row in card["systems"]:
-        routes = row["diagnostics"]["routes_by_slice"] or {}
+    for row in card.systems:
+        routes = row.diagnostics["routes_by_slice"] or {}
         text = "; ".join(
             f"{s} {c['lexical_only']}/{c['dense_only']}/{c['both']}" for s, c in routes.items()
         )
-        lines.append(f"- {row['system']}: {text or 'n/a'}")
+        lines.append(f"- {row.system}: {text or 'n/a'}")
     lines += [
         "",
         "Unjudged items in the top 10 count as grade 0; they are listed in scorecard.json.",
@@ -316,37 +317,37 @@ def _diagnostics(card: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def flat_metrics(card: Mapping[str, Any]) -> dict[str, Any]:
+def flat_metrics(card: Scorecard) -> dict[str, Any]:
     """Small flat metrics for `dvc metrics show/diff`: '<system>.<metric>' -> number."""
     flat: dict[str, Any] = {}
-    for row in card["systems"]:
-        s = row["system"]
-        flat[f"{s}.mmts"] = row["mmts"]
-        flat[f"{s}.mmts_raw"] = row["mmts_raw"]
-        flat[f"{s}.pass"] = int(row["status"] == "PASS")
+    for row in card.systems:
+        s = row.system
+        flat[f"{s}.mmts"] = row.mmts
+        flat[f"{s}.mmts_raw"] = row.mmts_raw
+        flat[f"{s}.pass"] = int(row.status == "PASS")
         for c in COMPONENTS:
-            flat[f"{s}.{c}"] = row["components"][c]
-        for name, value in row["slice_ndcg"].items():
+            flat[f"{s}.{c}"] = row.components.value(c)
+        for name, value in row.slice_ndcg.items():
             flat[f"{s}.ndcg_{name}"] = value
-        flat[f"{s}.latency_p95_ms"] = row["latency_p95_ms"]
-    if card["acceptance"] is not None:
-        flat["acceptance.keep_dense"] = int(card["acceptance"]["keep_dense"])
+        flat[f"{s}.latency_p95_ms"] = row.latency_p95_ms
+    if card.acceptance is not None:
+        flat["acceptance.keep_dense"] = int(card.acceptance.keep_dense)
     return flat
 
 
-def system_metrics(row: Mapping[str, Any]) -> dict[str, Any]:
+def system_metrics(row: SystemRow) -> dict[str, Any]:
     """One system's headline numbers for `dvc metrics show` (one file, one table row)."""
     metrics: dict[str, Any] = {
-        "MMTS": row["mmts"],
-        "pass": int(row["status"] == "PASS"),
-        "MMTS_raw": row["mmts_raw"],
+        "MMTS": row.mmts,
+        "pass": int(row.status == "PASS"),
+        "MMTS_raw": row.mmts_raw,
     }
-    metrics.update({c: row["components"][c] for c in COMPONENTS})
-    metrics["Hit@10"] = row["coverage"]["hit@10"]
-    metrics["CorrectEmpty"] = row["coverage"]["correct_empty"]
-    metrics["safe_ordinary"] = row["safety"]["ordinary"]
-    metrics["safe_safety"] = row["safety"]["safety_subset"]
-    metrics["p95_ms"] = row["latency_p95_ms"]
+    metrics.update({c: row.components.value(c) for c in COMPONENTS})
+    metrics["Hit@10"] = row.coverage.hit10
+    metrics["CorrectEmpty"] = row.coverage.correct_empty
+    metrics["safe_ordinary"] = row.safety.ordinary
+    metrics["safe_safety"] = row.safety.safety_subset
+    metrics["p95_ms"] = row.latency_p95_ms
     return metrics
 
 
@@ -354,18 +355,18 @@ def _json(value: Any) -> bytes:
     return (json.dumps(value, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def scorecard_files(card: Mapping[str, Any], out_dir: Path) -> dict[Path, bytes]:
+def scorecard_files(card: Scorecard, out_dir: Path) -> dict[Path, bytes]:
     """Every file of one publication and its bytes (rendered in memory, nothing written)."""
     out_dir = Path(out_dir)
     plot_dir = out_dir / "plots"
     slice_rows, latency_rows = plots.slice_ndcg_rows(card), plots.latency_rows(card)
     return {
         out_dir / "scorecard.md": render_markdown(card).encode("utf-8"),
-        out_dir / "scorecard.json": _json(card),
+        out_dir / "scorecard.json": _json(card.to_json()),
         out_dir / "metrics.json": _json(flat_metrics(card)),
         **{
-            out_dir / METRICS_DIR / f"{row['system']}.json": _json(system_metrics(row))
-            for row in card["systems"]
+            out_dir / METRICS_DIR / f"{row.system}.json": _json(system_metrics(row))
+            for row in card.systems
         },
         plot_dir / "slice_ndcg.csv": plots.csv_bytes(slice_rows),
         plot_dir / "slice_ndcg.json": plots.json_bytes(slice_rows),
@@ -394,7 +395,7 @@ def publish(files: Mapping[Path, bytes]) -> None:
                 temp.unlink()
 
 
-def write_scorecard(card: Mapping[str, Any], out_dir: Path) -> list[Path]:
+def write_scorecard(card: Scorecard, out_dir: Path) -> list[Path]:
     """Publish every file; then drop metrics/<system>.json of systems no longer scored."""
     files = scorecard_files(card, out_dir)
     publish(files)

@@ -23,15 +23,17 @@ def _gap(tune: Mapping[str, Any] | None, check: Mapping[str, Any] | None) -> lis
     return [_num(check["mmts_raw"] - tune["mmts_raw"]), _num(q_gap, 4)]
 
 
-def checks_lines(card: Mapping[str, Any]) -> list[str]:
-    """One row per system: tune (this scorecard), check and each second check; gap = check
-    minus tune in raw MMTS and in Q."""
-    checks = card.get("checks")
+def checks_lines(
+    scored: Mapping[str, Mapping[str, Any]], checks: Mapping[str, Any] | None
+) -> list[str]:
+    """One row per system: tune (`scored`: this scorecard's rows as checks.json writes them,
+    system -> headline figures), check and each second check of `checks` (checks.json); gap =
+    check minus tune in raw MMTS and in Q."""
     if not checks or not checks.get("targets"):
         return []
     targets = checks["targets"]
     names = [n for n in targets if n != "tune"]
-    tune = {row["system"]: row for row in card["systems"]}
+    tune = dict(scored)
     for system, row in targets.get("tune", {}).get("systems", {}).items():
         tune.setdefault(system, row)  # frozen earlier selections, scored by the checks stage
     head = ["system", "tune MMTS (raw)", "tune Q"]
@@ -77,9 +79,9 @@ def checks_lines(card: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def overlap_lines(card: Mapping[str, Any]) -> list[str]:
-    """The overlap report's medians: knowledge share and caption share per slice."""
-    report = card.get("overlap")
+def overlap_lines(report: Mapping[str, Any] | None) -> list[str]:
+    """The overlap report's (overlap.json) medians: knowledge share and caption share per
+    slice."""
     if not report or not report.get("benchmarks"):
         return []
     names = list(report["benchmarks"])

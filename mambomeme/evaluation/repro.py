@@ -105,7 +105,7 @@ def build_repro(
     embedding = _read_json(manifests[0]) if manifests else None
     frozen = load_selection(selection) if selection is not None else None
     base_search = dict(params.get("search", {}))
-    served = search_params(base_search, frozen["config"]) if frozen else base_search
+    served = search_params(base_search, frozen.config) if frozen else base_search
     interfaces = {
         "schema": SCHEMA_VERSION,
         "normaliser": NORMALISER_VERSION,
@@ -140,8 +140,8 @@ def build_repro(
             "rrf_k": served.get("rrf_k"),
             "min_evidence": served.get("min_cosine"),
             "full": served,
-            "tuning_curve": list(frozen.get("curve", [])) if frozen else [],
-            "abstention": dict(frozen.get("abstention_report") or {}) if frozen else {},
+            "tuning_curve": list(frozen.curve) if frozen else [],
+            "abstention": dict(frozen.abstention_report or {}) if frozen else {},
         },
         "interfaces": interfaces,
         "hardware": _hardware(),

@@ -1,4 +1,4 @@
-"""Score every run of one benchmark and build the scorecard (a JSON-ready dict).
+"""Score every run of one benchmark and build the scorecard (evaluation/scorecard_types.py).
 
 Order of rows: bm25, dense, hybrid, then the field ablations "hybrid-no-<field>", then anything
 else. Each row has the gated MMTS-Search-v1 score, its status, the raw score, the components
@@ -11,30 +11,28 @@ differ are refused before anything is scored (runs.check_comparable).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-from mambomeme.evaluation.acceptance import decide
 from mambomeme.evaluation.benchmark import Benchmark
-from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES, paired_bootstrap
+from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.diagnostics import diagnostics
-from mambomeme.evaluation.gates import evaluate_gates, final_score, load_gate_inputs
-from mambomeme.evaluation.runs import Run, check_comparable
-from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run, slice_diagnostics
+from mambomeme.evaluation.gates import final_score
+from mambomeme.evaluation.runs import Run
+from mambomeme.evaluation.score import slice_diagnostics
+from mambomeme.evaluation.scorecard_types import (
+    BootstrapSettings,
+    Difference,
+    Scorecard,
+    SystemRow,
+    Versions,
+)
+from mambomeme.evaluation.system_scores import score_systems
 from mambomeme.evaluation.versions import SAFETY_POLICY, SCORE_VERSION
 from mambomeme.search.systems import ABLATION
 
 REFERENCE = "bm25"
 CANDIDATE = "hybrid"
 ABLATION_PREFIX = CANDIDATE + ABLATION  # "hybrid-no-<field>"
-_META_VERSIONS = (
-    "corpus_manifest_sha256",
-    "corpus_manifest",
-    "embedding_manifest_sha256",
-    "embedding_manifest",
-    "code_commit",
-)
 
 
 def system_order(systems: Sequence[str]) -> list[str]:
@@ -56,105 +54,76 @@ def build_scorecard(
     gates_input: Path | None = None,
     seed: int,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> Scorecard:
     """Score `runs` (label, e.g. the run file path -> Run) against `benchmark`."""
-    check_comparable(benchmark, runs)
     by_system = {run.system: run for run in runs.values()}
     systems = system_order(list(by_system))
-    rows: dict[str, dict[str, Any]] = {}
-    outcomes, inputs, components, gates = {}, {}, {}, {}
+    scored = score_systems(benchmark, runs, systems, gates_input=gates_input)
+    outcomes, components, gates = scored.outcomes, scored.components, scored.gates
+    rows: dict[str, SystemRow] = {}
     for system in systems:
         run = by_system[system]
-        inputs[system] = load_gate_inputs(gates_input, system)
-        outcomes[system] = evaluate_run(benchmark, run, inputs[system].critical_items)
-        components[system] = aggregate(OutcomeTable.of(outcomes[system]))
-        gates[system] = evaluate_gates(components[system], inputs[system])
         score, status = final_score(components[system], gates[system])
-        c = components[system]
-        rows[system] = {
-            "system": system,
-            "mmts": score,
-            "status": status,
-            "mmts_raw": c.mmts_raw,
-            "components": {"Q": c.Q, "E": c.E, "C": c.C, "S": c.S, "L": c.L, "R": c.R},
-            "coverage": {
-                "hit@10": c.hit10,
-                "correct_empty": c.correct_empty,
-                "safety_hit@10": c.safety_hit10,
-            },
-            "safety": {
-                "ordinary": c.safe_ordinary,
-                "safety_subset": c.safe_safety,
-                "critical_shown": c.critical_shown,
-            },
-            "latency_p95_ms": c.latency_p95_ms,
-            "error_rate": c.error_rate,
-            "gates": [asdict(g) for g in gates[system]],
-            "slice_ndcg": dict(c.slice_ndcg),
-            "slices": slice_diagnostics(outcomes[system]),
-            "diagnostics": diagnostics(benchmark, run, outcomes[system]),
-            "latency_ms": [o.latency_ms for o in outcomes[system]],
-            "run_meta": dict(run.meta),
-        }
+        rows[system] = SystemRow.scored(
+            system,
+            score,
+            status,
+            components[system],
+            gates[system],
+            slices=slice_diagnostics(outcomes[system]),
+            diagnostics=diagnostics(benchmark, run, outcomes[system]),
+            latency_ms=[o.latency_ms for o in outcomes[system]],
+            run_meta=dict(run.meta),
+        )
     pairs = [(s, REFERENCE) for s in systems if s != REFERENCE and REFERENCE in systems]
     pairs += [
         (s, CANDIDATE) for s in systems if s.startswith(ABLATION_PREFIX) and CANDIDATE in systems
     ]
-    boot = paired_bootstrap(outcomes, inputs, pairs, seed=seed, resamples=resamples)
+    boot = scored.bootstrap(pairs, seed=seed, resamples=resamples)
     for system in systems:
-        rows[system]["mmts_interval"] = asdict(boot.score[system])
-        rows[system]["gate_pass_fraction"] = boot.pass_fraction[system]
-    acceptance: dict[str, Any] | None = None
+        rows[system] = rows[system].with_bootstrap(boot.score[system], boot.pass_fraction[system])
+    acceptance = None
     if REFERENCE in systems and CANDIDATE in systems:
-        decision = decide(
-            benchmark.info,
-            components[REFERENCE],
-            components[CANDIDATE],
-            gates[REFERENCE],
-            gates[CANDIDATE],
-            boot.differences[(CANDIDATE, REFERENCE)],
-        )
-        acceptance = asdict(decision)
+        acceptance = scored.decide(benchmark, REFERENCE, CANDIDATE, boot)
     first = by_system[systems[0]].meta
-    versions: dict[str, Any] = {
-        **asdict(benchmark.info),
-        "benchmark_sha256": benchmark.sha256,
-        "safety_policy": SAFETY_POLICY,
-        "score_version": SCORE_VERSION,
-        **{key: first.get(key) for key in _META_VERSIONS},
-        "embedding_manifests": {
+    versions = Versions(
+        benchmark=benchmark.info,
+        benchmark_sha256=benchmark.sha256,
+        safety_policy=SAFETY_POLICY,
+        score_version=SCORE_VERSION,
+        corpus_manifest_sha256=first.get("corpus_manifest_sha256"),
+        corpus_manifest=first.get("corpus_manifest"),
+        embedding_manifest_sha256=first.get("embedding_manifest_sha256"),
+        embedding_manifest=first.get("embedding_manifest"),
+        code_commit=first.get("code_commit"),
+        embedding_manifests={
             s: by_system[s].meta.get("embedding_manifest_sha256") for s in systems
         },
-    }
-    return {
-        "versions": versions,
-        "queries": len(benchmark.queries),
-        "families": boot.families,
-        "bootstrap": {"seed": seed, "resamples": resamples, "unit": "query family"},
-        "systems": [rows[s] for s in systems],
-        "differences": [
-            {
-                "system": a,
-                "baseline": b,
-                **{m: asdict(i) for m, i in d.items()},
-                "point": _point_deltas(rows[a], rows[b]),
-            }
+    )
+    return Scorecard(
+        versions=versions,
+        queries=len(benchmark.queries),
+        families=boot.families,
+        bootstrap=BootstrapSettings(seed, resamples),
+        systems=tuple(rows[s] for s in systems),
+        differences=tuple(
+            Difference(a, b, dict(d), _point_deltas(rows[a], rows[b]))
             for (a, b), d in boot.differences.items()
-        ],
-        "acceptance": acceptance,
-        "runs": {label: run.system for label, run in runs.items()},
-    }
+        ),
+        acceptance=acceptance,
+        runs={label: run.system for label, run in runs.items()},
+    )
 
 
-def _point_deltas(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, float | None]:
+def _point_deltas(a: SystemRow, b: SystemRow) -> dict[str, float | None]:
     def minus(x: float | None, y: float | None) -> float | None:
         return None if x is None or y is None else x - y
 
     deltas = {
-        "Q": minus(a["components"]["Q"], b["components"]["Q"]),
-        "MMTS": a["mmts"] - b["mmts"],
-        "MMTS_raw": a["mmts_raw"] - b["mmts_raw"],
+        "Q": minus(a.components.Q, b.components.Q),
+        "MMTS": a.mmts - b.mmts,
+        "MMTS_raw": a.mmts_raw - b.mmts_raw,
     }
-    for name, value in a["slice_ndcg"].items():
-        deltas[f"ndcg_{name}"] = minus(value, b["slice_ndcg"].get(name))
+    for name, value in a.slice_ndcg.items():
+        deltas[f"ndcg_{name}"] = minus(value, b.slice_ndcg.get(name))
     return deltas

@@ -4,11 +4,13 @@ and a glossary of the score's parts (seeds/000; formulas as evaluation/score.py 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from mambomeme.evaluation.acceptance import Decision
 from mambomeme.evaluation.gates import CAP, PASS
 from mambomeme.evaluation.score import ERROR_ZERO_RATE, LATENCY_FULL_MS, LATENCY_ZERO_MS, WEIGHTS
+from mambomeme.evaluation.scorecard_types import Scorecard
 
 SERVED = "shipped"  # the run of the frozen selection as served (stage run_shipped)
 
@@ -17,35 +19,32 @@ def _f(value: Any, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def shipped_system(card: Mapping[str, Any]) -> str | None:
+def shipped_system(card: Scorecard) -> str | None:
     """The base system the acceptance decision ships: hybrid if it keeps the dense route, else
     bm25; None when no decision was made (no bm25 or no hybrid run)."""
-    acceptance = card.get("acceptance")
-    if acceptance is None:
+    if card.acceptance is None:
         return None
-    return "hybrid" if acceptance["keep_dense"] else "bm25"
+    return "hybrid" if card.acceptance.keep_dense else "bm25"
 
 
-def _why(acceptance: Mapping[str, Any]) -> str:
-    failed = [c["name"] for c in acceptance["checks"] if not c["passed"]]
-    checks = acceptance["checks"]
-    improvement = next((c for c in checks if str(c["name"]).startswith("improvement")), None)
-    if acceptance["keep_dense"]:
-        gains = [
-            c["name"] for c in acceptance["checks"] if c["passed"] and c["name"].endswith("gain")
-        ]
+def _why(acceptance: Decision) -> str:
+    failed = [c.name for c in acceptance.checks if not c.passed]
+    checks = acceptance.checks
+    improvement = next((c for c in checks if c.name.startswith("improvement")), None)
+    if acceptance.keep_dense:
+        gains = [c.name for c in acceptance.checks if c.passed and c.name.endswith("gain")]
         return (
             f"hybrid beats bm25 on {' and '.join(gains) or 'the required gain'} with a 95% "
             "interval above zero, with no hard-gate regression and no entity or quote "
             "regression over 0.02"
         )
-    if improvement is not None and not improvement["passed"]:
-        return f"hybrid does not improve on bm25 by the required margin: {improvement['detail']}"
+    if improvement is not None and not improvement.passed:
+        return f"hybrid does not improve on bm25 by the required margin: {improvement.detail}"
     return "hybrid fails the acceptance checks " + ", ".join(failed)
 
 
-def _headline_rows(card: Mapping[str, Any], names: Sequence[str]) -> list[str]:
-    by_name = {row["system"]: row for row in card["systems"]}
+def _headline_rows(card: Scorecard, names: Sequence[str]) -> list[str]:
+    by_name = {row.system: row for row in card.systems}
     lines = [
         "| system | MMTS | status | Q | Hit@10 | CorrectEmpty | safe-list (ordinary) "
         "| safe-list (safety subset) |",
@@ -56,39 +55,35 @@ def _headline_rows(card: Mapping[str, Any], names: Sequence[str]) -> list[str]:
         if row is None:
             continue
         lines.append(
-            f"| {name} | {row['mmts']:.2f} | {row['status']} | {_f(row['components']['Q'])} | "
-            f"{_f(row['coverage']['hit@10'])} | {_f(row['coverage']['correct_empty'])} | "
-            f"{_f(row['safety']['ordinary'])} | {_f(row['safety']['safety_subset'])} |"
+            f"| {name} | {row.mmts:.2f} | {row.status} | {_f(row.components.Q)} | "
+            f"{_f(row.coverage.hit10)} | {_f(row.coverage.correct_empty)} | "
+            f"{_f(row.safety.ordinary)} | {_f(row.safety.safety_subset)} |"
         )
     return lines
 
 
-def _gate_failures(card: Mapping[str, Any]) -> list[str]:
+def _gate_failures(card: Scorecard) -> list[str]:
     """One line per gate that some system does not pass, naming those systems (and values)."""
     failing: dict[tuple[str, str], list[str]] = {}
-    for row in card["systems"]:
-        for gate in row["gates"]:
-            if gate["status"] != PASS:
-                value = "" if gate["value"] is None else f" ({gate['value']:.3f})"
-                failing.setdefault((gate["name"], gate["status"]), []).append(
-                    f"{row['system']}{value}"
-                )
+    for row in card.systems:
+        for gate in row.gates:
+            if gate.status != PASS:
+                value = "" if gate.value is None else f" ({gate.value:.3f})"
+                failing.setdefault((gate.name, gate.status), []).append(f"{row.system}{value}")
     if not failing:
         return ["Every system passes every hard gate."]
     lines = [f"Hard gates not passed (each caps that system at {CAP:.0f} and marks it FAIL):", ""]
     for (name, status), systems in failing.items():
         lines.append(f"- `{name}` {status}: {', '.join(systems)}")
-    passing = [
-        row["system"] for row in card["systems"] if all(g["status"] == PASS for g in row["gates"])
-    ]
+    passing = [row.system for row in card.systems if all(g.status == PASS for g in row.gates)]
     lines += ["", f"Every gate passes for: {', '.join(passing) if passing else 'no system'}."]
     return lines
 
 
-def summary_lines(card: Mapping[str, Any]) -> list[str]:
+def summary_lines(card: Scorecard) -> list[str]:
     """## Summary: the decision, the headline numbers of what ships, the failing gates."""
     lines = ["", "## Summary", ""]
-    acceptance = card.get("acceptance")
+    acceptance = card.acceptance
     ships = shipped_system(card)
     if acceptance is None or ships is None:
         lines.append(
@@ -98,18 +93,18 @@ def summary_lines(card: Mapping[str, Any]) -> list[str]:
     else:
         official = (
             "official"
-            if acceptance["official"]
+            if acceptance.official
             else "not official: only a hidden, final, unexposed benchmark decides"
         )
         lines.append(
-            f"**Ships: `{ships}`** (acceptance decision: {acceptance['decision']}; {official}). "
+            f"**Ships: `{ships}`** (acceptance decision: {acceptance.decision}; {official}). "
             f"Why: {_why(acceptance)}."
         )
     names = [n for n in (ships, SERVED) if n is not None]
-    by_name = {row["system"] for row in card["systems"]}
-    if SERVED in by_name:
-        served = next(row for row in card["systems"] if row["system"] == SERVED)
-        engine_system = served.get("run_meta", {}).get("engine_system")
+    by_name = {row.system for row in card.systems}
+    served = card.row(SERVED)
+    if served is not None:
+        engine_system = served.run_meta.get("engine_system")
         what = f"`{engine_system}` with " if engine_system else ""
         lines += [
             "",

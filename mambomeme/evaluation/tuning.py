@@ -26,11 +26,12 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import TuningParams
 from mambomeme.errors import MamboMemeError, TuningError
 from mambomeme.release.protocol import (
     PROTOCOL_VERSION,
@@ -54,7 +55,8 @@ Config = dict[str, Value]
 
 @dataclass(frozen=True)
 class Selection:
-    """The frozen tuning result that selection.json holds."""
+    """The frozen tuning result that selection.json holds; `to_json`/`from_json` are its one
+    serialisation (the file is written with sorted keys, so field order does not matter)."""
 
     config: Mapping[str, Value]
     objective: float
@@ -63,19 +65,67 @@ class Selection:
     grid: Mapping[str, Any]
     skipped: int
     created_utc: str
+    protocol: str = PROTOCOL_VERSION
+    tie_break: str = TIE_BREAK
+    # fields later tuning steps add (abstention, abstention_report, joint_candidates,
+    # usefulness, usefulness_report), as they wrote them
+    added: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def abstention_report(self) -> Mapping[str, Any] | None:
+        """The abstention model's report, when the joint choice ran."""
+        report: Mapping[str, Any] | None = self.added.get("abstention_report")
+        return report
+
+    def with_fields(self, fields: Mapping[str, Any]) -> Selection:
+        """A copy with top-level fields set as selection.json names them (a `config` or
+        `objective` replaces the tuned one)."""
+        return Selection.from_json({**self.to_json(), **fields})
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "protocol": PROTOCOL_VERSION,
+            "protocol": self.protocol,
             "config": dict(self.config),
             "objective": self.objective,
             "benchmark": dict(self.benchmark),
-            "tie_break": TIE_BREAK,
+            "tie_break": self.tie_break,
             "curve": [dict(point) for point in self.curve],
             "grid": dict(self.grid),
             "skipped_all_zero_routes": self.skipped,
             "created_utc": self.created_utc,
+            **self.added,
         }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Selection:
+        """A selection.json's content; fields written before this record (grid, counts, dates)
+        read as empty when absent."""
+        for key in _REQUIRED:
+            if key not in data:
+                raise TuningError(f"selection: field {key!r} missing")
+        return Selection(
+            config=dict(data["config"]),
+            objective=data["objective"],
+            benchmark=dict(data["benchmark"]),
+            curve=tuple(data["curve"]),
+            grid=dict(data.get("grid", {})),
+            skipped=data.get("skipped_all_zero_routes", 0),
+            created_utc=data.get("created_utc", ""),
+            protocol=data.get("protocol", PROTOCOL_VERSION),
+            tie_break=data.get("tie_break", TIE_BREAK),
+            added={k: v for k, v in data.items() if k not in _FIELDS},
+        )
+
+
+_REQUIRED = ("config", "objective", "benchmark", "curve")
+_FIELDS = (
+    *_REQUIRED,
+    "grid",
+    "skipped_all_zero_routes",
+    "created_utc",
+    "protocol",
+    "tie_break",
+)
 
 
 def tune(
@@ -182,18 +232,16 @@ def write_selection(selection: Selection, path: Path) -> None:
     tmp.replace(path)
 
 
-def add_to_selection(path: Path, fields: Mapping[str, Any]) -> None:
+def add_to_selection(path: Path, fields: Mapping[str, Any]) -> Selection:
     """Add top-level fields (e.g. the abstention model tuned for the selected config) to a
-    selection.json the same stage just wrote (temp file + rename)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data.update(fields)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", "utf-8")
-    tmp.replace(path)
+    selection.json the same stage just wrote (temp file + rename); return the result."""
+    selection = load_selection(path).with_fields(fields)
+    write_selection(selection, path)
+    return selection
 
 
-def load_selection(path: Path) -> dict[str, Any]:
-    """selection.json as a dict; a missing file or missing field is a clear error."""
+def load_selection(path: Path) -> Selection:
+    """selection.json; a missing file or missing field is a clear error."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -204,11 +252,10 @@ def load_selection(path: Path) -> dict[str, Any]:
         raise TuningError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise TuningError(f"{path}: must be a JSON object")
-    for key in ("config", "objective", "benchmark", "curve"):
+    for key in _REQUIRED:
         if key not in data:
             raise TuningError(f"{path}: field {key!r} missing")
-    selection: dict[str, Any] = data
-    return selection
+    return Selection.from_json(data)
 
 
 def _check_grid(
@@ -246,9 +293,9 @@ def _check_grid(
         if name not in defaults_raw:
             raise TuningError(f"grid.defaults: missing a default for axis {name!r}")
         defaults[name] = defaults_raw[name]
-    points = _non_negative_int(grid, "refine_points", 2)
-    rounds = _non_negative_int(grid, "refine_rounds", 1)
-    tolerance = grid.get("tie_tolerance", 0.0)
+    points = _non_negative_int(grid, "refine_points", TuningParams.refine_points)
+    rounds = _non_negative_int(grid, "refine_rounds", TuningParams.refine_rounds)
+    tolerance = grid.get("tie_tolerance", TuningParams.tie_tolerance)
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
         raise TuningError(f"grid.tie_tolerance: {tolerance!r} must be a number >= 0")
     return axes, defaults, points, rounds, float(tolerance)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import DenseBuildParams
 from mambomeme.corpus.ingest import load_items
 from mambomeme.corpus.manifest import sha256_file, write_json_atomic
 from mambomeme.index.document_encoder import EncoderSpec
@@ -42,8 +43,8 @@ def build_dense_indexes(
     memes_without: Sequence[str] = (),
     max_seq_length: int | None = None,
     cache_dir: Path | None = None,
-    shard_size: int = 8192,
-    document_encoder: str = "torch",
+    shard_size: int = DenseBuildParams.shard_size,
+    document_encoder: str = DenseBuildParams.document_encoder,
     executor: ExecutorConfig = IN_PROCESS,
 ) -> list[dict[str, Any]]:
     """The full dense index plus one per ablation (each leaves its fields out of the document).

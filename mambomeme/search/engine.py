@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mambomeme.config import DenseParams, RerankParams, SearchParams
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import IndexError_, MamboMemeError
@@ -80,52 +81,44 @@ class EngineConfig:
     abstention: AbstentionModel | None = None  # search.abstention (a frozen selection's)
     usefulness: UsefulnessModel | None = None  # search.usefulness (a frozen selection's): when
     # set it decides order, list length and no-match (search/usefulness.py), not abstention
-    exact_first: bool = False  # search.exact_first: exact identity matches ranked first
-    slang: bool = False  # search.slang: a cue in chat spelling adds its English rewrite
+    exact_first: bool = SearchParams.exact_first  # exact identity matches ranked first
+    slang: bool = SearchParams.slang  # a cue in chat spelling adds its English rewrite
     risk: RiskRule | None = None  # search.risk {low, margin}: risk-aware lists (usefulness path)
-    rerank_candidates: int = 30  # rerank.candidates: fused results the cross-encoder re-orders
+    rerank_candidates: int = RerankParams.candidates  # fused results the cross-encoder re-orders
     reranker_dir: Path | None = None  # rerank.out (optional), when the build has no reranker/
-    rerank_fused_weight: float = 0.0  # rerank.fused_weight: the fused order's RRF weight beside
+    rerank_fused_weight: float = RerankParams.fused_weight  # the fused order's RRF weight beside
     # the reranker's order (weight 1); 0 = the reranker's order alone
     dense_scan: ScanConfig = EXACT  # dense.scan, rescore_factor, scan_threads
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> EngineConfig:
-        search = params["search"]
+        search = SearchParams.from_params(params["search"])
+        dense = DenseParams.from_params(params.get("dense", {}))
+        rerank = RerankParams.from_params(params.get("rerank", {}))
         return cls(
-            rrf_k=float(search["rrf_k"]),
-            depth=int(search["depth"]),
-            term_cache_postings=int(search.get("term_cache_postings", 0)),
-            route_weights={r: float(search["route_weights"].get(r, 0.0)) for r in ROUTES},
-            evidence={name: float(search[r.evidence_param]) for name, r in ROUTES.items()},
-            group_cap=int(search["group_cap"]),
-            ablations={k: tuple(v) for k, v in search.get("ablations", {}).items()},
+            rrf_k=search.rrf_k,
+            depth=search.depth,
+            term_cache_postings=search.term_cache_postings,
+            route_weights={r: search.weight(r) for r in ROUTES},
+            evidence={name: search.evidence(r.evidence_param) for name, r in ROUTES.items()},
+            group_cap=search.group_cap,
+            ablations=dict(search.ablations),
             bounds=Bounds.from_params(params["bounds"]),
-            device=str(params.get("dense", {}).get("device", "cpu")),
-            query_threads=int(params.get("dense", {}).get("query_threads", 1)),
+            device=dense.device,
+            query_threads=dense.query_threads,
             query_encoder=query_encoder_kind(params),
             dense_scan=ScanConfig.from_params(params.get("dense", {})),
-            exact_first=bool(search.get("exact_first", False)),
-            slang=bool(search.get("slang", False)),
-            risk=(
-                RiskRule(float(search["risk"]["low"]), float(search["risk"]["margin"]))
-                if search.get("risk")
-                else None
-            ),
-            rerank_candidates=int(params.get("rerank", {}).get("candidates", 30)),
-            rerank_fused_weight=float(params.get("rerank", {}).get("fused_weight", 0.0)),
-            reranker_dir=(
-                Path(params["rerank"]["out"]) if params.get("rerank", {}).get("out") else None
-            ),
+            exact_first=search.exact_first,
+            slang=search.slang,
+            risk=RiskRule(*search.risk) if search.risk else None,
+            rerank_candidates=rerank.candidates,
+            rerank_fused_weight=rerank.fused_weight,
+            reranker_dir=rerank.out,
             abstention=(
-                AbstentionModel.from_mapping(search["abstention"])
-                if search.get("abstention")
-                else None
+                AbstentionModel.from_mapping(search.abstention) if search.abstention else None
             ),
             usefulness=(
-                UsefulnessModel.from_mapping(search["usefulness"])
-                if search.get("usefulness")
-                else None
+                UsefulnessModel.from_mapping(search.usefulness) if search.usefulness else None
             ),
         )
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import TuningParams
 from mambomeme.errors import TuningError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.checks import second_check
@@ -87,7 +88,7 @@ def _fit(
             )
             other = load_benchmark(target.benchmark_dir)
             extra += collect(tuned, other, str(name), SYSTEM, chosen, pool)
-    floor = float(params["tuning"].get("min_hit10", 0.0))
+    floor = float(params["tuning"].get("min_hit10", TuningParams.min_hit10))
     objective = objective_for(benchmark, tuned, SYSTEM, floor)
     mapping, report = train_usefulness(
         tune_pools, extra, frozenset(held_out), objective, settings, seed

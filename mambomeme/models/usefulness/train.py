@@ -14,7 +14,7 @@
 4. Order and thresholds: what orders the list (the fused order, i.e. weighted RRF with exact
    tiers; P(useful); the ranker, each behind the exact tiers) and the (item, empty) pair on the
    `usefulness` grids that maximise the tuning
-   objective (stages/tune.py: 0.55 Q + 0.15 E + 0.10 C + 0.10 S, minus 1 below the Hit@10
+   objective (evaluation/objective.py: 0.55 Q + 0.15 E + 0.10 C + 0.10 S, minus 1 below the Hit@10
    floor) over the out-of-fold probabilities; the final model is fitted on every training row.
 """
 
@@ -31,8 +31,7 @@ from sklearn.model_selection import GroupKFold
 
 from mambomeme.errors import TuningError
 from mambomeme.evaluation.benchmark import Benchmark, Query
-from mambomeme.evaluation.runner import run_benchmark
-from mambomeme.evaluation.score import WEIGHTS, OutcomeTable, aggregate, evaluate_run
+from mambomeme.evaluation.objective import search_objective
 from mambomeme.models.usefulness.features import (
     FEATURE_VERSION,
     FEATURES,
@@ -257,16 +256,9 @@ def objective_for(benchmark: Benchmark, engine: Engine, system: str, floor: floa
     def objective(
         search: Callable[[list[str], Filters], SearchResponse],
     ) -> tuple[float, dict[str, Any]]:
-        run = run_benchmark(benchmark, search, system, items=engine.items)
-        parts = aggregate(OutcomeTable.of(evaluate_run(benchmark, run)))
-        if parts.Q is None:
-            raise TuningError("usefulness: no answerable query in any primary slice")
-        quality = {"Q": parts.Q, "E": parts.E or 0.0, "C": parts.C, "S": parts.S or 0.0}
-        value = sum(WEIGHTS[name] * v for name, v in quality.items())
-        hit10 = parts.hit10 or 0.0
-        if hit10 < floor:
-            value -= 1.0
-        return value, {**quality, "hit10": hit10, "correct_empty": parts.correct_empty}
+        scored = search_objective(benchmark, search, system, engine.items, floor, "usefulness")
+        parts = {**scored.quality, "hit10": scored.hit10, "correct_empty": scored.correct_empty}
+        return scored.value, parts
 
     return objective
 

@@ -14,12 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mambomeme.evaluation.acceptance import decide
 from mambomeme.evaluation.benchmark import Benchmark
-from mambomeme.evaluation.bootstrap import paired_bootstrap
-from mambomeme.evaluation.gates import PASS, evaluate_gates, load_gate_inputs
-from mambomeme.evaluation.runs import Run, check_comparable
-from mambomeme.evaluation.score import OutcomeTable, aggregate, evaluate_run
+from mambomeme.evaluation.gates import PASS
+from mambomeme.evaluation.runs import Run
+from mambomeme.evaluation.system_scores import score_systems
 
 
 def compare(
@@ -34,16 +32,11 @@ def compare(
 ) -> dict[str, Any]:
     """Rows per system (Q, slice nDCG@10, gates passed, unjudged top-10 items) and one decision
     per baseline (`candidate` - baseline, bootstrap intervals by metric)."""
-    check_comparable(benchmark, runs)
-    by_system = {run.system: run for run in runs.values()}
-    outcomes, inputs, components, gates = {}, {}, {}, {}
+    scored = score_systems(benchmark, runs, gates_input=gates_input)
+    outcomes, gates = scored.outcomes, scored.gates
     rows: dict[str, dict[str, Any]] = {}
-    for system, run in by_system.items():
-        inputs[system] = load_gate_inputs(gates_input, system)
-        outcomes[system] = evaluate_run(benchmark, run, inputs[system].critical_items)
-        components[system] = aggregate(OutcomeTable.of(outcomes[system]))
-        gates[system] = evaluate_gates(components[system], inputs[system])
-        c = components[system]
+    for system in scored.components:
+        c = scored.components[system]
         unjudged = [len(o.unjudged_top10) for o in outcomes[system]]
         rows[system] = {
             "Q": c.Q,
@@ -57,17 +50,10 @@ def compare(
             "queries_with_unjudged": sum(1 for n in unjudged if n),
         }
     pairs = [(candidate, b) for b in baselines]
-    boot = paired_bootstrap(outcomes, inputs, pairs, seed=seed, resamples=resamples)
+    boot = scored.bootstrap(pairs, seed=seed, resamples=resamples)
     decisions = {}
     for baseline in baselines:
-        decision = decide(
-            benchmark.info,
-            components[baseline],
-            components[candidate],
-            gates[baseline],
-            gates[candidate],
-            boot.differences[(candidate, baseline)],
-        )
+        decision = scored.decide(benchmark, baseline, candidate, boot)
         decisions[baseline] = {
             "wins": decision.keep_dense,
             "checks": [asdict(check) for check in decision.checks],
