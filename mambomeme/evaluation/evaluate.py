@@ -31,6 +31,7 @@ from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
 from mambomeme.evaluation.rerank_acceptance import compare as rerank_acceptance_compare
+from mambomeme.evaluation.run_meta import Provenance
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
@@ -109,19 +110,17 @@ def execute_run(
             f"unknown system {system!r}; the engine has {', '.join(engine.systems())}"
         )
     dense_manifest = engine.embedding_manifest(system)  # the matrix served for that name
-    extra = {
-        "corpus_manifest": str(corpus_manifest),
-        "embedding_manifest": str(dense_manifest) if dense_manifest else None,
-        "embedding_manifest_sha256": sha256_file(dense_manifest) if dense_manifest else None,
-        "build": str(build),
-        "code_commit": code_commit(),
-        "limit": MAX_RESULTS,
-    }
-    extra["engine_system"] = system
-    if selection_sha256 is not None:
-        extra["selection_sha256"] = selection_sha256
+    provenance = Provenance(
+        corpus_manifest=str(corpus_manifest),
+        embedding_manifest=str(dense_manifest) if dense_manifest else None,
+        embedding_manifest_sha256=sha256_file(dense_manifest) if dense_manifest else None,
+        build=str(build),
+        code_commit=code_commit(),
+        limit=MAX_RESULTS,
+        engine_system=system,
+    )
     name = label or system
-    meta = run_meta(benchmark, name, sha256_file(corpus_manifest), extra)
+    meta = run_meta(benchmark, name, sha256_file(corpus_manifest), provenance, selection_sha256)
     warmups = int(evaluation_params(params).get("warmups", DEFAULT_WARMUPS))
 
     def search(cues: list[str], filters: Any) -> Any:
