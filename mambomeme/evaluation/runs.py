@@ -328,8 +328,7 @@ def check_comparable(benchmark: Benchmark, runs: Mapping[str, Run]) -> None:
         for field, value in expected.items():
             if recorded[field] != value:
                 raise VersionMismatchError(
-                    f"{label}: {field} is {recorded[field]!r}, "
-                    f"the benchmark/scorer has {value!r}"
+                    f"{label}: {field} is {recorded[field]!r}, the benchmark/scorer has {value!r}"
                 )
     manifests = {label: run.meta.corpus_manifest_sha256 for label, run in runs.items()}
     if len(set(manifests.values())) > 1:
