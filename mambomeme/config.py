@@ -232,6 +232,27 @@ class TuningParams:
 
 
 @dataclass(frozen=True)
+class EvaluationParams:
+    """`evaluation`, run and score side: untimed warm-up searches before a timed run, and the
+    paired bootstrap (seed None: base.seed, see evaluate.bootstrap_settings)."""
+
+    warmups: int = 10  # so the first timed query does not pay for loading the model
+    bootstrap_seed: int | None = None
+    bootstrap_resamples: int = 1000
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> EvaluationParams:
+        s = _block(section, "evaluation")
+        boot = _block(s.get("bootstrap") or None, "evaluation.bootstrap")
+        seed = boot.get("seed")
+        return cls(
+            warmups=int(s.get("warmups", cls.warmups)),
+            bootstrap_seed=None if seed is None else int(seed),
+            bootstrap_resamples=int(boot.get("resamples", cls.bootstrap_resamples)),
+        )
+
+
+@dataclass(frozen=True)
 class GbtParams:
     """`usefulness.gbt`: scikit-learn HistGradientBoostingClassifier settings for P(useful)."""
 

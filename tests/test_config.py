@@ -10,6 +10,7 @@ import yaml
 from mambomeme.config import (
     DenseBuildParams,
     DenseParams,
+    EvaluationParams,
     LexicalParams,
     RerankParams,
     SearchParams,
@@ -187,3 +188,23 @@ def test_usefulness_training_keys_are_required_only_when_enabled() -> None:
     ).training
     assert defaults is not None and defaults.orders is None and defaults.slang is None
     assert defaults.item_thresholds == (0.0,) and defaults.train_on == ()
+
+
+def test_evaluation_params_and_the_bootstrap_settings_they_give() -> None:
+    from mambomeme.evaluation.evaluate import bootstrap_settings
+
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    evaluation = EvaluationParams.from_params(raw["evaluation"])
+    assert evaluation.warmups == raw["evaluation"]["warmups"]
+    boot = raw["evaluation"]["bootstrap"]
+    assert bootstrap_settings(evaluation, 1, None, None) == (boot["seed"], boot["resamples"])
+    assert bootstrap_settings(evaluation, 1, 5, 7) == (5, 7)  # the command line wins
+    defaults = EvaluationParams.from_params(None)
+    assert defaults == EvaluationParams(10, None, 1000)
+    assert bootstrap_settings(defaults, 42, None, None) == (42, 1000)  # base.seed
+    with pytest.raises(MamboMemeError, match="no bootstrap seed"):
+        bootstrap_settings(defaults, None, None, None)
+    with pytest.raises(MamboMemeError, match="resamples must be >= 1"):
+        bootstrap_settings(defaults, 1, None, 0)
+    with pytest.raises(MamboMemeError, match="params evaluation.bootstrap: must be a mapping"):
+        EvaluationParams.from_params({"bootstrap": [1]})
