@@ -232,15 +232,117 @@ class TuningParams:
 
 
 @dataclass(frozen=True)
+class EvaluationParams:
+    """`evaluation`, run and score side: untimed warm-up searches before a timed run, and the
+    paired bootstrap (seed None: base.seed, see evaluate.bootstrap_settings)."""
+
+    warmups: int = 10  # so the first timed query does not pay for loading the model
+    bootstrap_seed: int | None = None
+    bootstrap_resamples: int = 1000
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> EvaluationParams:
+        s = _block(section, "evaluation")
+        boot = _block(s.get("bootstrap") or None, "evaluation.bootstrap")
+        seed = boot.get("seed")
+        return cls(
+            warmups=int(s.get("warmups", cls.warmups)),
+            bootstrap_seed=None if seed is None else int(seed),
+            bootstrap_resamples=int(boot.get("resamples", cls.bootstrap_resamples)),
+        )
+
+
+@dataclass(frozen=True)
+class GbtParams:
+    """`usefulness.gbt`: scikit-learn HistGradientBoostingClassifier settings for P(useful)."""
+
+    max_iter: int
+    learning_rate: float
+    max_leaf_nodes: int
+    min_samples_leaf: int
+    l2_regularization: float
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> GbtParams:
+        s, where = _block(section, "usefulness.gbt"), "usefulness.gbt"
+        return cls(
+            max_iter=int(_required(s, where, "max_iter")),
+            learning_rate=float(_required(s, where, "learning_rate")),
+            max_leaf_nodes=int(_required(s, where, "max_leaf_nodes")),
+            min_samples_leaf=int(_required(s, where, "min_samples_leaf")),
+            l2_regularization=float(_required(s, where, "l2_regularization")),
+        )
+
+
+@dataclass(frozen=True)
+class RankerParams:
+    """`usefulness.ranker`: LightGBM LambdaMART settings (the learned fusion)."""
+
+    n_estimators: int
+    learning_rate: float
+    num_leaves: int
+    min_child_samples: int
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> RankerParams:
+        s, where = _block(section, "usefulness.ranker"), "usefulness.ranker"
+        return cls(
+            n_estimators=int(_required(s, where, "n_estimators")),
+            learning_rate=float(_required(s, where, "learning_rate")),
+            num_leaves=int(_required(s, where, "num_leaves")),
+            min_child_samples=int(_required(s, where, "min_child_samples")),
+        )
+
+
+@dataclass(frozen=True)
+class UsefulnessTraining:
+    """`usefulness` training settings (models/usefulness/fit.py and train.py), the corpus's own
+    `usefulness` block (train_on, held_out) over them."""
+
+    pool: int  # candidates per query the model sees
+    folds: int  # GroupKFold by query family
+    seed: int
+    gbt: GbtParams
+    ranker: RankerParams
+    item_thresholds: tuple[float, ...]
+    empty_thresholds: tuple[float, ...]
+    orders: tuple[str, ...] | None = None  # what may order a list; None: every order
+    slang: tuple[bool, ...] | None = None  # search.slang values to train under; None: search's
+    train_on: tuple[str, ...] = ()  # earlier dev benchmarks whose judgements add rows
+    held_out: tuple[str, ...] = ()  # "benchmarks/B@check" entries whose families never train
+
+    @classmethod
+    def from_params(cls, section: Mapping[str, Any] | None) -> UsefulnessTraining:
+        s, where = _block(section, "usefulness"), "usefulness"
+        orders, slang = s.get("orders"), s.get("slang")
+        return cls(
+            pool=int(_required(s, where, "pool")),
+            folds=int(_required(s, where, "folds")),
+            seed=int(_required(s, where, "seed")),
+            gbt=GbtParams.from_params(_required(s, where, "gbt")),
+            ranker=RankerParams.from_params(_required(s, where, "ranker")),
+            item_thresholds=tuple(float(v) for v in _required(s, where, "item_thresholds")),
+            empty_thresholds=tuple(float(v) for v in _required(s, where, "empty_thresholds")),
+            orders=None if orders is None else tuple(str(o) for o in orders),
+            slang=None if slang is None else tuple(bool(v) for v in slang),
+            train_on=tuple(str(n) for n in s.get("train_on") or ()),
+            held_out=tuple(str(n) for n in s.get("held_out") or ()),
+        )
+
+
+@dataclass(frozen=True)
 class UsefulnessParams:
-    """`usefulness`: whether the tune stage fits the per-item usefulness model (its training
-    settings are read by models/usefulness/)."""
+    """`usefulness`: whether the tune stage fits the per-item usefulness model, and how
+    (`training`, read only when enabled: its keys are required then)."""
 
     enabled: bool = False
+    training: UsefulnessTraining | None = None
 
     @classmethod
     def from_params(cls, section: Mapping[str, Any] | None) -> UsefulnessParams:
-        return cls(enabled=bool(_block(section, "usefulness").get("enabled", cls.enabled)))
+        s = _block(section, "usefulness")
+        enabled = bool(s.get("enabled", cls.enabled))
+        return cls(enabled, UsefulnessTraining.from_params(s) if enabled else None)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import yaml
 from mambomeme.config import (
     DenseBuildParams,
     DenseParams,
+    EvaluationParams,
     LexicalParams,
     RerankParams,
     SearchParams,
@@ -137,3 +138,73 @@ def test_search_params_read_the_block_with_its_defaults() -> None:
         bare.evidence("min_cosine")
     with pytest.raises(MamboMemeError, match="search: key 'group_cap' missing"):
         SearchParams.from_params({"rrf_k": 60, "depth": 10, "route_weights": {}})
+
+
+def test_usefulness_params_read_every_key_and_the_corpus_training_data() -> None:
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))["usefulness"]
+    fixture = UsefulnessParams.from_params(load_params(PARAMS, corpus="fixture")["usefulness"])
+    training = fixture.training
+    assert fixture.enabled is True and training is not None
+    assert (training.pool, training.folds, training.seed) == (
+        raw["pool"],
+        raw["folds"],
+        raw["seed"],
+    )
+    assert training.gbt.max_iter == raw["gbt"]["max_iter"]
+    assert training.gbt.l2_regularization == raw["gbt"]["l2_regularization"]
+    assert training.ranker.num_leaves == raw["ranker"]["num_leaves"]
+    assert list(training.item_thresholds) == raw["item_thresholds"]
+    assert list(training.empty_thresholds) == raw["empty_thresholds"]
+    assert list(training.orders or ()) == raw["orders"]
+    assert list(training.slang or ()) == raw["slang"]
+    assert training.train_on == () and training.held_out == ()
+    memes = load_params(PARAMS, corpus="memes-10k")["usefulness"]
+    own = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))["corpora"]["memes-10k"]["usefulness"]
+    trained = UsefulnessParams.from_params(memes).training
+    assert trained is not None and list(trained.train_on) == own["train_on"]
+    assert list(trained.held_out) == own["held_out"]
+
+
+def test_usefulness_training_keys_are_required_only_when_enabled() -> None:
+    assert UsefulnessParams.from_params({"enabled": False, "pool": "x"}).training is None
+    short = {"enabled": True, "pool": 60, "folds": 5, "seed": 1, "gbt": {}}
+    with pytest.raises(MamboMemeError, match=r"usefulness.gbt: key 'max_iter' missing"):
+        UsefulnessParams.from_params(short)
+    with pytest.raises(MamboMemeError, match=r"usefulness: key 'seed' missing"):
+        UsefulnessParams.from_params({"enabled": True, "pool": 60, "folds": 5})
+    defaults = UsefulnessParams.from_params(
+        {
+            **short,
+            "gbt": yaml.safe_load(PARAMS.read_text(encoding="utf-8"))["usefulness"]["gbt"],
+            "ranker": {
+                "n_estimators": 1,
+                "learning_rate": 0.1,
+                "num_leaves": 3,
+                "min_child_samples": 1,
+            },
+            "item_thresholds": [0],
+            "empty_thresholds": [0.5],
+        }
+    ).training
+    assert defaults is not None and defaults.orders is None and defaults.slang is None
+    assert defaults.item_thresholds == (0.0,) and defaults.train_on == ()
+
+
+def test_evaluation_params_and_the_bootstrap_settings_they_give() -> None:
+    from mambomeme.evaluation.evaluate import bootstrap_settings
+
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    evaluation = EvaluationParams.from_params(raw["evaluation"])
+    assert evaluation.warmups == raw["evaluation"]["warmups"]
+    boot = raw["evaluation"]["bootstrap"]
+    assert bootstrap_settings(evaluation, 1, None, None) == (boot["seed"], boot["resamples"])
+    assert bootstrap_settings(evaluation, 1, 5, 7) == (5, 7)  # the command line wins
+    defaults = EvaluationParams.from_params(None)
+    assert defaults == EvaluationParams(10, None, 1000)
+    assert bootstrap_settings(defaults, 42, None, None) == (42, 1000)  # base.seed
+    with pytest.raises(MamboMemeError, match="no bootstrap seed"):
+        bootstrap_settings(defaults, None, None, None)
+    with pytest.raises(MamboMemeError, match="resamples must be >= 1"):
+        bootstrap_settings(defaults, 1, None, 0)
+    with pytest.raises(MamboMemeError, match="params evaluation.bootstrap: must be a mapping"):
+        EvaluationParams.from_params({"bootstrap": [1]})

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mambomeme.config import EvaluationParams
 from mambomeme.evaluation.benchmark import load_benchmark
 from mambomeme.evaluation.evaluate import execute_run, score_runs
 
@@ -57,7 +58,8 @@ def test_run_and_score_with_the_real_engine(
     runs = []
     for system in ("bm25", "hybrid"):
         out = tmp_path / "runs" / f"{system}.trec"
-        run = execute_run(engine, benchmark, system, out, fixture_build, manifest, params, False)
+        warmups = EvaluationParams.from_params(params["evaluation"]).warmups
+        run = execute_run(engine, benchmark, system, out, fixture_build, manifest, warmups, False)
         assert not run.errors and "n1" not in run.rankings
         details = run.details["e1"]
         assert details[0].template_group and details[0].preview and details[0].safety == "safe"

@@ -126,7 +126,7 @@ def test_version_mismatch_refused(tmp_path: Path) -> None:
         ("score_version", "MMTS-Search-v0"),
         ("benchmark_sha256", "0" * 64),
     ]:
-        other = dataclasses.replace(hybrid, meta={**hybrid.meta, field: value})
+        other = dataclasses.replace(hybrid, meta=dataclasses.replace(hybrid.meta, **{field: value}))
         with pytest.raises(VersionMismatchError, match=f"b: {field} is"):
             check_comparable(benchmark, {"a": bm25, "b": other})
     other = make_run(benchmark, GOOD, "hybrid", manifest="f" * 64)

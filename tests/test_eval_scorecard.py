@@ -211,12 +211,13 @@ def test_execute_run_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[
     manifest.write_text('{"corpus": "fixture"}\n')
     engine = FakeEngine()
     out = tmp_path / "runs" / "hybrid.trec"
-    execute_run(engine, benchmark, "hybrid", out, tmp_path, manifest, {}, force=False)
+    execute_run(engine, benchmark, "hybrid", out, tmp_path, manifest, 10, force=False)
     assert {c[3] for c in engine.calls} == {"hybrid"} and {c[1] for c in engine.calls} == {10}
     run = read_run(out, benchmark)
     assert (
-        run.meta["corpus_manifest"] == str(manifest)
-        and len(run.meta["corpus_manifest_sha256"]) == 64
+        run.meta.provenance is not None
+        and run.meta.provenance.corpus_manifest == str(manifest)
+        and len(run.meta.corpus_manifest_sha256) == 64
     )
     argv = ["run", "--benchmark", str(benchmark.path), "--system", "hybrid", "--out", str(out)]
     assert cli.main(argv) == 2
@@ -229,7 +230,7 @@ def test_execute_run_and_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[
             tmp_path / "x.trec",
             tmp_path,
             manifest,
-            {},
+            10,
             force=False,
         )
 

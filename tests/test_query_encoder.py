@@ -142,9 +142,9 @@ def test_incomplete_manifest_or_other_weights_are_refused(
 
 
 def test_unknown_query_encoder_param_is_refused() -> None:
-    assert query_encoder_kind({"dense": {}}) == "torch"
+    assert query_encoder_kind({}) == "torch"
     with pytest.raises(MamboMemeError, match="dense.query_encoder is 'tflite'"):
-        query_encoder_kind({"dense": {"query_encoder": "tflite"}})
+        query_encoder_kind({"query_encoder": "tflite"})
 
 
 def _engine(build: Path, params: dict[str, Any], kind: str) -> Engine:

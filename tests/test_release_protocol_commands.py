@@ -130,7 +130,7 @@ class World:
         paths = [bm25]
         for system in ("dense", "hybrid"):
             path = bm25.with_name(f"{system}.trec")
-            meta = {**run.meta, "system": system}
+            meta = dataclasses.replace(run.meta, system=system)
             write_run(path, dataclasses.replace(run, system=system, meta=meta))
             paths.append(path)
         return paths

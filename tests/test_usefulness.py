@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mambomeme.config import GbtParams, RankerParams
 from mambomeme.corpus.schema import SEARCH_FIELDS
 from mambomeme.errors import MamboMemeError
 from mambomeme.index.fts_query import content_tokens, tokenize
@@ -24,15 +25,9 @@ from mambomeme.search.shipped import shipped
 from mambomeme.search.usefulness import useful_list
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = {
-    "gbt": {
-        "max_iter": 30,
-        "learning_rate": 0.1,
-        "max_leaf_nodes": 7,
-        "min_samples_leaf": 5,
-        "l2_regularization": 1.0,
-    }
-}
+SETTINGS = GbtParams(
+    max_iter=30, learning_rate=0.1, max_leaf_nodes=7, min_samples_leaf=5, l2_regularization=1.0
+)
 
 
 def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -236,15 +231,7 @@ def _ranker_mapping() -> tuple[dict[str, Any], Any, np.ndarray]:
     x, y = _data(2)
     grades = np.clip((x[:, 1] * 1.5 + 1.5).round(), 0, 3).astype(int)
     ranker = new_ranker(
-        {
-            "ranker": {
-                "n_estimators": 20,
-                "learning_rate": 0.1,
-                "num_leaves": 7,
-                "min_child_samples": 5,
-            }
-        },  # fmt: skip
-        3,
+        RankerParams(n_estimators=20, learning_rate=0.1, num_leaves=7, min_child_samples=5), 3
     ).fit(x, grades, group=[40] * 10)
     fitted = new_model(SETTINGS, 7).fit(x, y)
     return to_mapping(fitted, 0.0, 0.3, 40, "ranker", ranker), ranker, x

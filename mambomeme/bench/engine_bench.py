@@ -423,7 +423,7 @@ def _encode(
     )
 
     threads = int(params["dense"].get("query_threads", 1))
-    kind = query_encoder_kind(params)
+    kind = query_encoder_kind(params.get("dense"))
     out: dict[str, Any] = {"threads": threads, "engine_uses": kind}
     folder = config.build_dir / QUERY_ENCODER_DIR
     try:

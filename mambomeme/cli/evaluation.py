@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import DEFAULT_PARAMS, build_dir, load_params
+from mambomeme.config import DEFAULT_PARAMS, EvaluationParams, build_dir, load_params
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation.benchmark import load_benchmark
 from mambomeme.evaluation.evaluate import (
@@ -108,8 +108,9 @@ def run_command(args: argparse.Namespace) -> int:
     engine = Engine.open(build, params)
     label = "shipped" if args.system is None else None  # the run says what it measured
     sha = holdout.selection_sha256 if holdout is not None else None
+    warmups = EvaluationParams.from_params(params.get("evaluation")).warmups
     run = execute_run(
-        engine, benchmark, system, args.out, build, manifest, params, args.force, label, sha
+        engine, benchmark, system, args.out, build, manifest, warmups, args.force, label, sha
     )
     print(
         f"{args.out}: {len(benchmark.queries)} queries, {len(run.errors)} errors, "
@@ -121,7 +122,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 def score_command(args: argparse.Namespace) -> int:
     params = load_params(args.params) if args.params.is_file() else {}
-    seed, resamples = bootstrap_settings(params, args.seed, args.resamples)
+    evaluation = EvaluationParams.from_params(params.get("evaluation"))
+    base_seed = params.get("base", {}).get("seed")
+    seed, resamples = bootstrap_settings(evaluation, base_seed, args.seed, args.resamples)
     holdout = admit(args.benchmark, params, args.selection, args.ledger, args.dev_benchmark)
     card = score_runs(
         args.benchmark, list(args.runs), args.out_dir, args.gates_input, seed, resamples, holdout

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mambomeme.config import EvaluationParams
 from mambomeme.evaluation.benchmark import SLICES
 from mambomeme.evaluation.gates import GateInputs, evaluate_gates, final_score, passes_all
 from mambomeme.evaluation.score import OutcomeTable, QueryOutcome, aggregate
 
-DEFAULT_RESAMPLES = 1000
+DEFAULT_RESAMPLES = EvaluationParams.bootstrap_resamples
 METRICS = ("Q", "MMTS", "MMTS_raw", *(f"ndcg_{s}" for s in SLICES))
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import EvaluationParams
 from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.errors import BenchmarkError
 from mambomeme.evaluation import judgement_sets as js
@@ -105,7 +106,8 @@ def score_targets(
             label = runner.label if runner.label != runner.system else None
             runs[runner.label] = execute_run(
                 runner.engine, benchmark, runner.system, out, build, corpus_manifest,
-                runner.params, force=True, label=label,
+                EvaluationParams.from_params(runner.params.get("evaluation")).warmups,
+                force=True, label=label,
             )  # fmt: skip
         card = build_scorecard(
             benchmark, runs, gates_input=gates_input, seed=seed, resamples=resamples

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mambomeme.config import (
+    EvaluationParams,
     build_dir,
     check_benchmark_dir,
     corpus_config,
@@ -50,8 +51,8 @@ def run_systems(params: dict[str, Any], progress: Progress) -> None:
     engine = Engine.open(build, params)
     for system in evaluation_systems(params):
         result = execute_run(
-            engine, benchmark, system, out_dir / f"{system}.trec", build, manifest, params,
-            force=True,
+            engine, benchmark, system, out_dir / f"{system}.trec", build, manifest,
+            EvaluationParams.from_params(params.get("evaluation")).warmups, force=True,
         )  # fmt: skip
         p95 = sorted(result.latency_ms.values())[int(0.95 * (len(result.latency_ms) - 1))]
         progress(
@@ -73,7 +74,8 @@ def run_shipped(params: dict[str, Any]) -> tuple[Shipped, Run]:
     out.parent.mkdir(parents=True, exist_ok=True)
     result = execute_run(
         engine, benchmark, ship.system, out, build, find_corpus_manifest(build, None),
-        ship.params, force=True, label="shipped",
+        EvaluationParams.from_params(ship.params.get("evaluation")).warmups, force=True,
+        label="shipped",
     )  # fmt: skip
     return ship, result
 
@@ -89,7 +91,9 @@ def score_corpus(params: dict[str, Any]) -> Scorecard:
     if shipped_run.exists():  # the frozen selection as served (stage run_shipped)
         runs.append(shipped_run)
     gates = evaluation.get("gates_input") or Path(params["base"]["reports"]) / "gates-input.json"
-    seed, resamples = bootstrap_settings(params, None, None)
+    seed, resamples = bootstrap_settings(
+        EvaluationParams.from_params(evaluation), params.get("base", {}).get("seed"), None, None
+    )
     reports = Path(params["base"]["reports"])
     extra = {"checks": read_checks(reports), "overlap": read_report(reports)}
     card = score_runs(
@@ -149,7 +153,12 @@ def check_corpus(params: dict[str, Any]) -> dict[str, Any]:
             served.append((label, from_selection(params, path)))
         for label, ship in served:
             runners.append(Runner(label, Engine.open(build, ship.params), ship.system, ship.params))
-    seed, resamples = bootstrap_settings(params, None, None)
+    seed, resamples = bootstrap_settings(
+        EvaluationParams.from_params(params.get("evaluation")),
+        params.get("base", {}).get("seed"),
+        None,
+        None,
+    )
     gates = reports / "gates-input.json"
     result = score_targets(
         found, runners, run_dir, build,

@@ -24,13 +24,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mambomeme.config import EvaluationParams
 from mambomeme.corpus.manifest import sha256_file
 from mambomeme.errors import BenchmarkError, MamboMemeError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
-from mambomeme.evaluation.bootstrap import DEFAULT_RESAMPLES
 from mambomeme.evaluation.judgement_sets import read_record
 from mambomeme.evaluation.report import write_scorecard
 from mambomeme.evaluation.rerank_acceptance import compare as rerank_acceptance_compare
+from mambomeme.evaluation.run_meta import Provenance
 from mambomeme.evaluation.runner import run_benchmark
 from mambomeme.evaluation.runs import MAX_RESULTS, Run, read_run, run_meta, write_run
 from mambomeme.evaluation.scorecard import build_scorecard
@@ -38,8 +39,6 @@ from mambomeme.evaluation.scorecard_types import Scorecard
 from mambomeme.release.protocol import Holdout, admit_holdout, check_holdout_runs, expose
 
 RERANKED = "hybrid+rerank"  # the reranked system whose acceptance the scorecard reports
-# Untimed searches before the timed pass, so the first query does not pay for loading the model.
-DEFAULT_WARMUPS = 10
 
 
 def admit(
@@ -80,13 +79,6 @@ def code_commit() -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def evaluation_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    section = params.get("evaluation", {})
-    if not isinstance(section, dict):
-        raise MamboMemeError("params 'evaluation' must be a mapping")
-    return section
-
-
 def execute_run(
     engine: Any,
     benchmark: Benchmark,
@@ -94,7 +86,7 @@ def execute_run(
     out: Path,
     build: Path,
     corpus_manifest: Path,
-    params: Mapping[str, Any],
+    warmups: int,
     force: bool,
     label: str | None = None,
     selection_sha256: str | None = None,
@@ -109,20 +101,17 @@ def execute_run(
             f"unknown system {system!r}; the engine has {', '.join(engine.systems())}"
         )
     dense_manifest = engine.embedding_manifest(system)  # the matrix served for that name
-    extra = {
-        "corpus_manifest": str(corpus_manifest),
-        "embedding_manifest": str(dense_manifest) if dense_manifest else None,
-        "embedding_manifest_sha256": sha256_file(dense_manifest) if dense_manifest else None,
-        "build": str(build),
-        "code_commit": code_commit(),
-        "limit": MAX_RESULTS,
-    }
-    extra["engine_system"] = system
-    if selection_sha256 is not None:
-        extra["selection_sha256"] = selection_sha256
+    provenance = Provenance(
+        corpus_manifest=str(corpus_manifest),
+        embedding_manifest=str(dense_manifest) if dense_manifest else None,
+        embedding_manifest_sha256=sha256_file(dense_manifest) if dense_manifest else None,
+        build=str(build),
+        code_commit=code_commit(),
+        limit=MAX_RESULTS,
+        engine_system=system,
+    )
     name = label or system
-    meta = run_meta(benchmark, name, sha256_file(corpus_manifest), extra)
-    warmups = int(evaluation_params(params).get("warmups", DEFAULT_WARMUPS))
+    meta = run_meta(benchmark, name, sha256_file(corpus_manifest), provenance, selection_sha256)
 
     def search(cues: list[str], filters: Any) -> Any:
         return engine.search(cues, limit=MAX_RESULTS, filters=filters, system=system)
@@ -135,15 +124,15 @@ def execute_run(
 
 
 def bootstrap_settings(
-    params: Mapping[str, Any], seed: int | None, resamples: int | None
+    evaluation: EvaluationParams, base_seed: int | None, seed: int | None, resamples: int | None
 ) -> tuple[int, int]:
-    """(seed, resamples): command line, else evaluation.bootstrap, else base.seed and 1000."""
-    boot = evaluation_params(params).get("bootstrap", {}) or {}
+    """(seed, resamples): command line, else evaluation.bootstrap, else `base_seed` (params
+    base.seed) and 1000."""
     if seed is None:
-        seed = boot.get("seed", params.get("base", {}).get("seed"))
+        seed = evaluation.bootstrap_seed if evaluation.bootstrap_seed is not None else base_seed
     if seed is None:
         raise MamboMemeError("no bootstrap seed: set evaluation.bootstrap.seed or pass --seed")
-    count = resamples if resamples is not None else int(boot.get("resamples", DEFAULT_RESAMPLES))
+    count = resamples if resamples is not None else evaluation.bootstrap_resamples
     if count < 1:
         raise MamboMemeError(f"bootstrap resamples must be >= 1, got {count}")
     return int(seed), count

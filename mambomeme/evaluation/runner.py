@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from mambomeme.corpus.normalise import normalise
 from mambomeme.corpus.schema import Item
 from mambomeme.evaluation.benchmark import Benchmark, Query
-from mambomeme.evaluation.runs import MAX_RESULTS, ResultDetail, Run, valid_system_name
+from mambomeme.evaluation.run_meta import RunMeta
+from mambomeme.evaluation.runs import MAX_RESULTS, ResultDetail, Run, run_meta, valid_system_name
 from mambomeme.search.results import Filters, Result, SearchResponse
 
 SearchFn = Callable[[list[str], Filters], SearchResponse]
@@ -29,7 +29,7 @@ def run_benchmark(
     system: str,
     *,
     items: Mapping[str, Item] | None = None,
-    meta: Mapping[str, Any] | None = None,
+    meta: RunMeta | None = None,
     limit: int = MAX_RESULTS,
     warmups: int = 0,
     clock: Callable[[], float] = time.perf_counter,
@@ -65,9 +65,9 @@ def run_benchmark(
         if results:
             rankings[query.qid] = tuple(r.item_id for r in results)
             details[query.qid] = tuple(_detail(query, r, items or {}) for r in results)
-    return Run(
-        system, dict(meta or {"system": system}), rankings, errors, latency, timings, details
-    )
+    if meta is None:  # an in-memory run (tuning, checks): no corpus manifest recorded
+        meta = run_meta(benchmark, system, corpus_manifest_sha256="")
+    return Run(system, meta, rankings, errors, latency, timings, details)
 
 
 class ContractError(Exception):

@@ -26,7 +26,8 @@ from typing import Any
 
 from mambomeme.errors import BenchmarkError, VersionMismatchError
 from mambomeme.evaluation.benchmark import Benchmark
-from mambomeme.evaluation.versions import COMPARED_FIELDS, RUN_FORMAT, SAFETY_POLICY, SCORE_VERSION
+from mambomeme.evaluation.run_meta import Provenance, RunMeta, read_meta
+from mambomeme.evaluation.versions import SAFETY_POLICY, SCORE_VERSION
 
 MAX_RESULTS = 10
 SIDECARS = (".errors.jsonl", ".latency.jsonl", ".details.jsonl", ".meta.json")
@@ -55,7 +56,7 @@ class Run:
     """One system's results for every query of one benchmark."""
 
     system: str
-    meta: Mapping[str, Any]
+    meta: RunMeta
     rankings: Mapping[str, tuple[str, ...]]  # qid -> item ids in rank order; absent = empty list
     errors: Mapping[str, str]  # qid -> error message
     latency_ms: Mapping[str, float]  # qid -> wall time of the search call
@@ -71,21 +72,23 @@ def run_meta(
     benchmark: Benchmark,
     system: str,
     corpus_manifest_sha256: str,
+    provenance: Provenance | None = None,
+    selection_sha256: str | None = None,
     extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The .meta.json content: every field in COMPARED_FIELDS plus what produced the run."""
-    meta: dict[str, Any] = {"format": RUN_FORMAT, "system": system}
-    meta.update(benchmark.versions())
-    meta.update(
-        {
-            "benchmark_partition": benchmark.info.partition,
-            "safety_policy": SAFETY_POLICY,
-            "score_version": SCORE_VERSION,
-            "corpus_manifest_sha256": corpus_manifest_sha256,
-        }
+) -> RunMeta:
+    """The .meta.json content: every field in COMPARED_FIELDS plus what produced the run;
+    `extra` keys are written as they are."""
+    return RunMeta(
+        system=system,
+        **benchmark.versions(),
+        benchmark_partition=benchmark.info.partition,
+        safety_policy=SAFETY_POLICY,
+        score_version=SCORE_VERSION,
+        corpus_manifest_sha256=corpus_manifest_sha256,
+        provenance=provenance,
+        selection_sha256=selection_sha256,
+        extra=dict(extra or {}),
     )
-    meta.update(extra or {})
-    return meta
 
 
 def write_run(path: Path, run: Run, force: bool = False) -> None:
@@ -128,7 +131,7 @@ def write_run(path: Path, run: Run, force: bool = False) -> None:
         errors,
         latency,
         details,
-        [json.dumps(dict(run.meta), indent=2, sort_keys=True) + "\n"],
+        [run.meta.to_json()],
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     temps = [target.with_name(f".{target.name}.tmp-{os.getpid()}") for target in targets]
@@ -159,7 +162,7 @@ def read_run(path: Path, benchmark: Benchmark) -> Run:
     """Read FILE and its sidecars, validating every line against the format and `benchmark`."""
     path = Path(path)
     meta = _read_meta(sidecar(path, ".meta.json"))
-    system = str(meta.get("system", ""))
+    system = meta.system
     known = {q.qid for q in benchmark.queries}
     rankings = _read_trec(path, system, known)
     errors = _read_errors(sidecar(path, ".errors.jsonl"), known, rankings)
@@ -187,20 +190,10 @@ def _jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise BenchmarkError(f"{path}: missing (runs are written by `mambomeme run`)")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise BenchmarkError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not isinstance(meta, dict) or meta.get("format") != RUN_FORMAT:
-        raise BenchmarkError(f"{path}:1: not a {RUN_FORMAT} meta file")
-    for key in ("system", *COMPARED_FIELDS):
-        if key not in meta:
-            raise BenchmarkError(f"{path}:1: missing key {key!r}")
-    if not valid_system_name(str(meta["system"])):
-        raise BenchmarkError(f"{path}:1: invalid system name {meta['system']!r}")
+def _read_meta(path: Path) -> RunMeta:
+    meta = read_meta(path)
+    if not valid_system_name(meta.system):
+        raise BenchmarkError(f"{path}:1: invalid system name {meta.system!r}")
     return meta
 
 
@@ -331,13 +324,13 @@ def check_comparable(benchmark: Benchmark, runs: Mapping[str, Run]) -> None:
                 f"{label}: system {run.system!r} also in {systems[run.system]}"
             )
         systems[run.system] = label
+        recorded = run.meta.compared()
         for field, value in expected.items():
-            if run.meta.get(field) != value:
+            if recorded[field] != value:
                 raise VersionMismatchError(
-                    f"{label}: {field} is {run.meta.get(field)!r}, "
-                    f"the benchmark/scorer has {value!r}"
+                    f"{label}: {field} is {recorded[field]!r}, the benchmark/scorer has {value!r}"
                 )
-    manifests = {label: run.meta.get("corpus_manifest_sha256") for label, run in runs.items()}
+    manifests = {label: run.meta.corpus_manifest_sha256 for label, run in runs.items()}
     if len(set(manifests.values())) > 1:
         listed = ", ".join(f"{label}={value!r}" for label, value in manifests.items())
         raise VersionMismatchError(f"corpus_manifest_sha256 differs between runs: {listed}")

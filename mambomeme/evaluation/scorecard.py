@@ -73,7 +73,7 @@ def build_scorecard(
             slices=slice_diagnostics(outcomes[system]),
             diagnostics=diagnostics(benchmark, run, outcomes[system]),
             latency_ms=[o.latency_ms for o in outcomes[system]],
-            run_meta=dict(run.meta),
+            run_meta=run.meta.to_dict(),
         )
     pairs = [(s, REFERENCE) for s in systems if s != REFERENCE and REFERENCE in systems]
     pairs += [
@@ -86,19 +86,18 @@ def build_scorecard(
     if REFERENCE in systems and CANDIDATE in systems:
         acceptance = scored.decide(benchmark, REFERENCE, CANDIDATE, boot)
     first = by_system[systems[0]].meta
+    made = first.provenance
     versions = Versions(
         benchmark=benchmark.info,
         benchmark_sha256=benchmark.sha256,
         safety_policy=SAFETY_POLICY,
         score_version=SCORE_VERSION,
-        corpus_manifest_sha256=first.get("corpus_manifest_sha256"),
-        corpus_manifest=first.get("corpus_manifest"),
-        embedding_manifest_sha256=first.get("embedding_manifest_sha256"),
-        embedding_manifest=first.get("embedding_manifest"),
-        code_commit=first.get("code_commit"),
-        embedding_manifests={
-            s: by_system[s].meta.get("embedding_manifest_sha256") for s in systems
-        },
+        corpus_manifest_sha256=first.corpus_manifest_sha256,
+        corpus_manifest=made.corpus_manifest if made else None,
+        embedding_manifest_sha256=made.embedding_manifest_sha256 if made else None,
+        embedding_manifest=made.embedding_manifest if made else None,
+        code_commit=made.code_commit if made else None,
+        embedding_manifests={s: _embedding_sha256(by_system[s]) for s in systems},
     )
     return Scorecard(
         versions=versions,
@@ -127,3 +126,8 @@ def _point_deltas(a: SystemRow, b: SystemRow) -> dict[str, float | None]:
     for name, value in a.slice_ndcg.items():
         deltas[f"ndcg_{name}"] = minus(value, b.slice_ndcg.get(name))
     return deltas
+
+
+def _embedding_sha256(run: Run) -> str | None:
+    made = run.meta.provenance
+    return made.embedding_manifest_sha256 if made else None

@@ -137,10 +137,11 @@ def tune_corpus(params: Mapping[str, Any], progress: Progress) -> Path:
             f"(grid best without: {selection.objective:.4f}); abstention "
             f"{joint['abstention_report']['chosen']}"
         )
-    if UsefulnessParams.from_params(params.get("usefulness")).enabled:
+    usefulness = UsefulnessParams.from_params(params.get("usefulness")).training
+    if usefulness is not None:
         frozen = load_selection(path)
         fields = fit_for_selection(
-            params, engine, benchmark, frozen.config, float(frozen.objective)
+            params, usefulness, engine, benchmark, frozen.config, float(frozen.objective)
         )
         add_to_selection(path, fields)
         report = fields["usefulness_report"]

@@ -96,9 +96,10 @@ class QueryEncoder(Protocol):
     ) -> np.ndarray: ...
 
 
-def query_encoder_kind(params: Mapping[str, Any]) -> str:
-    """params dense.query_encoder (absent: torch, the behaviour before ONNX), checked."""
-    kind = str(params.get("dense", {}).get("query_encoder", "torch"))
+def query_encoder_kind(dense: Mapping[str, Any] | None) -> str:
+    """params dense.query_encoder (absent: torch, the behaviour before ONNX), checked; `dense`
+    is the params `dense` block."""
+    kind = str((dense or {}).get("query_encoder", "torch"))
     if kind not in KINDS:
         raise MamboMemeError(f"params dense.query_encoder is {kind!r}; expected one of {KINDS}")
     return kind

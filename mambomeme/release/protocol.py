@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mambomeme.errors import (
     ExposedBenchmarkError,
@@ -307,18 +307,28 @@ def admit_holdout(
     )
 
 
-def check_holdout_runs(holdout: Holdout, runs: Mapping[str, Mapping[str, Any]]) -> None:
+class RunStamp(Protocol):
+    """What the protocol reads of a run's metadata (evaluation's RunMeta, one layer up)."""
+
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def selection_sha256(self) -> str | None: ...
+
+
+def check_holdout_runs(holdout: Holdout, runs: Mapping[str, RunStamp]) -> None:
     """Every run (label -> its meta) was made under the admitted selection, and the baselines
     bm25, dense and hybrid are all among them."""
     for label, meta in runs.items():
-        recorded = meta.get("selection_sha256")
+        recorded = meta.selection_sha256
         if recorded != holdout.selection_sha256:
             raise HoldoutNotAllowedError(
                 f"{label}: run made under selection {str(recorded)[:12]}, not the frozen "
                 f"selection {holdout.selection_sha256[:12]} ({holdout.selection_path}); "
                 "rerun it with `mambomeme run --selection`"
             )
-    check_baselines(str(meta.get("system")) for meta in runs.values())
+    check_baselines(meta.system for meta in runs.values())
 
 
 def expose(holdout: Holdout, *, now: datetime | None = None) -> Exposure:

@@ -106,7 +106,7 @@ class EngineConfig:
             bounds=Bounds.from_params(params["bounds"]),
             device=dense.device,
             query_threads=dense.query_threads,
-            query_encoder=query_encoder_kind(params),
+            query_encoder=query_encoder_kind(params.get("dense")),
             dense_scan=ScanConfig.from_params(params.get("dense", {})),
             exact_first=search.exact_first,
             slang=search.slang,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mambomeme.config import TuningParams
+from mambomeme.config import TuningParams, UsefulnessTraining
 from mambomeme.errors import TuningError
 from mambomeme.evaluation.benchmark import Benchmark, load_benchmark
 from mambomeme.evaluation.checks import second_check
@@ -38,18 +38,22 @@ SYSTEM = EVERY_ROUTE_SYSTEM  # the model reads each route's evidence
 
 def fit_for_selection(
     params: Mapping[str, Any],
+    settings: UsefulnessTraining,
     engine: Engine,
     benchmark: Benchmark,
     config: Mapping[str, Any],
     selection_objective: float,
 ) -> dict[str, Any]:
     """Fields to add to selection.json: always `usefulness_report`; `usefulness` (the model)
-    only when it beats `selection_objective` out of fold."""
-    settings = params["usefulness"]
+    only when it beats `selection_objective` out of fold. `params` (the stage's) gives the
+    engine config the model is trained under."""
     tried = []
     best: tuple[dict[str, Any], dict[str, Any]] | None = None
-    for slang in [bool(v) for v in settings.get("slang", [params["search"].get("slang", False)])]:
-        mapping, report = _fit(params, engine, benchmark, {**config, "slang": slang})
+    slangs = settings.slang
+    if slangs is None:
+        slangs = (bool(params["search"].get("slang", False)),)
+    for slang in slangs:
+        mapping, report = _fit(params, settings, engine, benchmark, {**config, "slang": slang})
         tried.append({"slang": slang, "objective_out_of_fold": report["objective_out_of_fold"]})
         if best is None or report["objective_out_of_fold"] > best[1]["objective_out_of_fold"]:
             best = (mapping, report)
@@ -66,29 +70,31 @@ def fit_for_selection(
 
 
 def _fit(
-    params: Mapping[str, Any], engine: Engine, benchmark: Benchmark, config: Mapping[str, Any]
+    params: Mapping[str, Any],
+    settings: UsefulnessTraining,
+    engine: Engine,
+    benchmark: Benchmark,
+    config: Mapping[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model and its report for one config (module docstring)."""
-    settings = params["usefulness"]
-    seed = int(settings["seed"])
-    pool = int(settings["pool"])
+    seed, pool = settings.seed, settings.pool
     chosen = EngineConfig.from_params(
         {**params, "search": {**set_search_keys(params["search"], config), "abstention": None}}
     )
     tuned = engine.with_config(chosen)
     held_out: set[str] = set()
-    for spec in settings.get("held_out") or []:
-        held_out |= held_out_families(str(spec))
+    for spec in settings.held_out:
+        held_out |= held_out_families(spec)
     tune_pools = collect(tuned, benchmark, benchmark.info.name, SYSTEM, chosen, pool)
     extra: list[QueryPool] = []
     with tempfile.TemporaryDirectory(prefix="usefulness-") as tmp:
-        for name in settings.get("train_on") or []:
+        for name in settings.train_on:
             target = second_check(
-                str(name), Path("benchmarks"), Path("judgement-sets"), Path(tmp) / str(name)
+                name, Path("benchmarks"), Path("judgement-sets"), Path(tmp) / name
             )
             other = load_benchmark(target.benchmark_dir)
-            extra += collect(tuned, other, str(name), SYSTEM, chosen, pool)
-    floor = float(params["tuning"].get("min_hit10", TuningParams.min_hit10))
+            extra += collect(tuned, other, name, SYSTEM, chosen, pool)
+    floor = TuningParams.from_params(params["tuning"]).min_hit10
     objective = objective_for(benchmark, tuned, SYSTEM, floor)
     mapping, report = train_usefulness(
         tune_pools, extra, frozenset(held_out), objective, settings, seed
@@ -97,6 +103,6 @@ def _fit(
         **report,
         "config": dict(config),
         "held_out_families": len(held_out),
-        "train_on": [str(n) for n in settings.get("train_on") or []],
+        "train_on": list(settings.train_on),
     }
     return mapping, report

@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import GroupKFold
 
+from mambomeme.config import GbtParams, RankerParams, UsefulnessTraining
 from mambomeme.errors import TuningError
 from mambomeme.evaluation.benchmark import Benchmark, Query
 from mambomeme.evaluation.objective import search_objective
@@ -100,30 +101,28 @@ def training_rows(
     return np.vstack(xs), np.concatenate(ys), np.asarray(groups)
 
 
-def new_model(settings: Mapping[str, Any], seed: int) -> HistGradientBoostingClassifier:
-    gbt = settings["gbt"]
+def new_model(gbt: GbtParams, seed: int) -> HistGradientBoostingClassifier:
     return HistGradientBoostingClassifier(
-        max_iter=int(gbt["max_iter"]),
-        learning_rate=float(gbt["learning_rate"]),
-        max_leaf_nodes=int(gbt["max_leaf_nodes"]),
-        min_samples_leaf=int(gbt["min_samples_leaf"]),
-        l2_regularization=float(gbt["l2_regularization"]),
+        max_iter=gbt.max_iter,
+        learning_rate=gbt.learning_rate,
+        max_leaf_nodes=gbt.max_leaf_nodes,
+        min_samples_leaf=gbt.min_samples_leaf,
+        l2_regularization=gbt.l2_regularization,
         early_stopping=False,
         random_state=seed,
     )
 
 
-def new_ranker(settings: Mapping[str, Any], seed: int) -> Any:
+def new_ranker(ranker: RankerParams, seed: int) -> Any:
     """LightGBM's LambdaMART (objective lambdarank) over the same features, graded labels."""
     import lightgbm
 
-    ranker = settings["ranker"]
     return lightgbm.LGBMRanker(
         objective="lambdarank",
-        n_estimators=int(ranker["n_estimators"]),
-        learning_rate=float(ranker["learning_rate"]),
-        num_leaves=int(ranker["num_leaves"]),
-        min_child_samples=int(ranker["min_child_samples"]),
+        n_estimators=ranker.n_estimators,
+        learning_rate=ranker.learning_rate,
+        num_leaves=ranker.num_leaves,
+        min_child_samples=ranker.min_child_samples,
         random_state=seed,
         deterministic=True,
         force_row_wise=True,
@@ -132,25 +131,25 @@ def new_ranker(settings: Mapping[str, Any], seed: int) -> Any:
     )
 
 
-def fit_ranker(pools: Sequence[QueryPool], settings: Mapping[str, Any], seed: int) -> Any:
+def fit_ranker(pools: Sequence[QueryPool], ranker: RankerParams, seed: int) -> Any:
     """The ranker over `pools` (one group per query; unjudged candidates grade 0)."""
     used = [p for p in pools if len(p.results)]
     x = np.vstack([p.x for p in used])
     grades = np.concatenate([np.clip(p.grades, 0, None) for p in used])
-    return new_ranker(settings, seed).fit(x, grades, group=[len(p.results) for p in used])
+    return new_ranker(ranker, seed).fit(x, grades, group=[len(p.results) for p in used])
 
 
 def out_of_fold(
     pools: Sequence[QueryPool],
     targets: Sequence[QueryPool],
-    settings: Mapping[str, Any],
+    settings: UsefulnessTraining,
     seed: int,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """P(useful) and the ranker's score for each target query, from the fold models that never
     saw its family (GroupKFold over the training rows' query families)."""
     x, y, groups = training_rows(pools, frozenset())
     families = sorted(set(groups))
-    folds = min(int(settings["folds"]), len(families))
+    folds = min(settings.folds, len(families))
     if folds < 2:
         raise TuningError(f"usefulness: {len(families)} query family(ies); need 2 for folds")
     probabilities: dict[str, np.ndarray] = {}
@@ -159,8 +158,8 @@ def out_of_fold(
         if len(set(y[train])) < 2:
             raise TuningError("usefulness: a training fold has a single class")
         held = set(groups[test])
-        model = new_model(settings, seed).fit(x[train], y[train])
-        ranker = fit_ranker([p for p in pools if p.query.family not in held], settings, seed)
+        model = new_model(settings.gbt, seed).fit(x[train], y[train])
+        ranker = fit_ranker([p for p in pools if p.query.family not in held], settings.ranker, seed)
         for p in targets:
             if p.query.family in held and len(p.results):
                 probabilities[p.query.qid] = model.predict_proba(p.x)[:, 1]
@@ -268,7 +267,7 @@ def choose_thresholds(
     probabilities: Mapping[str, np.ndarray],
     scores: Mapping[str, Mapping[str, np.ndarray]],
     objective: Objective,
-    settings: Mapping[str, Any],
+    settings: UsefulnessTraining,
 ) -> tuple[str, float, float, float, list[dict[str, Any]]]:
     """The best (order, item, empty) on the grids, ties to the earlier order in ORDERS and the
     smaller thresholds (longer lists); `scores`: order -> qid -> order score. Returns the order,
@@ -291,9 +290,10 @@ def choose_thresholds(
 
     curve = []
     best: tuple[float, str, float, float] | None = None
-    for order in [o for o in ORDERS if o in settings.get("orders", ORDERS)]:
-        for item in sorted(float(v) for v in settings["item_thresholds"]):
-            for empty in sorted(float(v) for v in settings["empty_thresholds"]):
+    allowed = ORDERS if settings.orders is None else settings.orders
+    for order in [o for o in ORDERS if o in allowed]:
+        for item in sorted(settings.item_thresholds):
+            for empty in sorted(settings.empty_thresholds):
                 value, parts = objective(searcher(order, item, empty))
                 curve.append({"order": order, "item_threshold": item, "empty_threshold": empty,
                               "objective": value, **parts})  # fmt: skip
@@ -309,7 +309,7 @@ def train_usefulness(
     extra_pools: Sequence[QueryPool],
     held_out: frozenset[str],
     objective: Objective,
-    settings: Mapping[str, Any],
+    settings: UsefulnessTraining,
     seed: int,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model mapping (with its thresholds) and a report of how it was chosen."""
@@ -322,9 +322,9 @@ def train_usefulness(
     order, item, empty, value, curve = choose_thresholds(
         tune_pools, probabilities, scores, objective, settings
     )
-    final = new_model(settings, seed).fit(x, y)
-    ranker = fit_ranker(pools, settings, seed) if order == "ranker" else None
-    mapping = to_mapping(final, item, empty, int(settings["pool"]), order, ranker)
+    final = new_model(settings.gbt, seed).fit(x, y)
+    ranker = fit_ranker(pools, settings.ranker, seed) if order == "ranker" else None
+    mapping = to_mapping(final, item, empty, settings.pool, order, ranker)
     loaded = UsefulnessModel.from_mapping(mapping)
     check = loaded.probability(x[:200])
     drift = float(np.max(np.abs(check - final.predict_proba(x[:200])[:, 1])))
