@@ -13,6 +13,9 @@ import yaml
 from mambomeme.errors import MamboMemeError
 
 DEFAULT_PARAMS = Path("params.yaml")
+# the keys of a corpus's own `dense` block that serving reads (index/dense_quantised.ScanConfig);
+# its other keys (max_seq_length, memes_without, ablations) shape the build (DenseBuildParams)
+DENSE_SCAN_KEYS = ("scan", "rescore_factor", "scan_threads")
 
 
 def load_params(
@@ -73,6 +76,10 @@ def corpus_view(params: dict[str, Any], name: str | None = None) -> dict[str, An
     rerank = config.get("rerank")  # a corpus's own reranker settings over the defaults
     if rerank is not None:
         view["rerank"] = dict(params.get("rerank") or {}, **rerank)
+    own_dense = config.get("dense") or {}  # a corpus's own dense scan (sq8 at memes-full)
+    scan = {key: own_dense[key] for key in DENSE_SCAN_KEYS if key in own_dense}
+    if scan:
+        view["dense"] = dict(params.get("dense") or {}, **scan)
     return view
 
 

@@ -208,3 +208,19 @@ def test_evaluation_params_and_the_bootstrap_settings_they_give() -> None:
         bootstrap_settings(defaults, 1, None, 0)
     with pytest.raises(MamboMemeError, match="params evaluation.bootstrap: must be a mapping"):
         EvaluationParams.from_params({"bootstrap": [1]})
+
+
+def test_a_corpus_own_dense_scan_reaches_serving_and_nothing_else_moves() -> None:
+    """memes-full serves the sq8 scan (issue 36); the other corpora keep the exact scan, and a
+    corpus's build-only dense keys never reach the serving view."""
+    from mambomeme.index.dense_quantised import ScanConfig
+
+    full = load_params(PARAMS, "memes-full")
+    assert ScanConfig.from_params(full["dense"]).kind == "sq8"
+    raw = yaml.safe_load(PARAMS.read_text(encoding="utf-8"))
+    # only the scan keys come from the corpus: max_seq_length 128 is memes-full's build's own
+    assert {k: v for k, v in full["dense"].items() if k != "scan"} == {
+        k: v for k, v in raw["dense"].items() if k != "scan"
+    }
+    for name in ("fixture", "memes-10k"):
+        assert load_params(PARAMS, name)["dense"] == raw["dense"], name
