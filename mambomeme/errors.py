@@ -125,6 +125,11 @@ class ArtifactIntegrityError(IndexError_):
         super().__init__(f"{path}: {reason}")
 
 
+class ExecutorError(MamboMemeError):
+    """A build map step's executor is misconfigured (params `build`), or Ray gave back fewer
+    results than it was sent (index/ray_map.py)."""
+
+
 class LibraryError(MamboMemeError):
     """The user's library (mambomeme/library) cannot be read or changed as asked."""
 

@@ -54,6 +54,19 @@ def register(sub: Any) -> None:
     )
     a.add_argument("--json", action="store_true", help="print what was done as JSON")
     a.add_argument("--quiet", action="store_true", help="no progress bars (model loading included)")
+    a.add_argument(
+        "--executor",
+        choices=("in-process", "ray"),
+        help="where OCR, safety scoring and embedding run (default in-process; ray: Ray Data "
+        "actors, a local Ray unless --ray-address; docs/scaling.md)",
+    )
+    a.add_argument(
+        "--ray-address",
+        default="",
+        metavar="ADDR",
+        help="with --executor ray: the cluster to join (auto, ray://HEAD:10001); "
+        "default a local Ray started and stopped by this run",
+    )
     add_home_argument(a)
     add_wait_argument(a)
     a.set_defaults(handler=run_add)
@@ -112,7 +125,12 @@ def run_add(args: argparse.Namespace) -> int:
         from mambomeme.cli.quiet import silence_progress_bars
 
         silence_progress_bars()
-    done = add_folders(args.home, args.dirs, args.ocr, not args.quiet, _note, args.wait)
+    executor = None
+    if args.executor is not None:
+        from mambomeme.index.ray_map import ExecutorConfig
+
+        executor = ExecutorConfig(args.executor, args.ray_address)
+    done = add_folders(args.home, args.dirs, args.ocr, not args.quiet, _note, args.wait, executor)
     report, built, skipped = done.scan, done.built, done.skipped
     data: dict[str, Any] = {
         "home": str(done.library.home),

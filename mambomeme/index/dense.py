@@ -76,6 +76,13 @@ def weights_sha256() -> str:
     return sha256_file(model_dir() / "model.safetensors")
 
 
+def model_dimension() -> int:
+    """The embedding's width (the transformer's hidden size; mean pooling keeps it), read from
+    the model package's config without loading the weights."""
+    config = json.loads((model_dir() / "config.json").read_text(encoding="utf-8"))
+    return int(config["hidden_size"])
+
+
 class Encoder:
     """The sentence-transformers model, loaded once per process."""
 

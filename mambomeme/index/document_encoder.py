@@ -91,3 +91,16 @@ def encode_batch(encoder: DocumentEncoder, texts: Sequence[str]) -> np.ndarray:
     """One batch as one padded forward pass: [len(texts), dimension] float32."""
     vectors = encoder.encode(list(texts), batch_size=max(1, len(texts)))
     return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def sentence_transformers_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
+    """Row numbers of the batches sentence-transformers' own `encode(texts, batch_size)` forms
+    (6.x: texts sorted by -len with NumPy's default argsort, then `batch_size` at a time), so
+    a caller that embeds with `Encoder.encode` in one call (the safety model's features) gets
+    the same padded batches when they are spread over Ray actors. Within a batch the library
+    sorts again; a row's vector does not depend on its place in the batch (checked by
+    tests/test_ray_map_steps.py against the one-call result)."""
+    if batch_size < 1:
+        raise MamboMemeError(f"dense.batch_size must be >= 1, got {batch_size}")
+    order = np.argsort([-len(t) for t in texts])
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

@@ -38,6 +38,7 @@ from mambomeme.corpus.manifest import write_json_atomic
 from mambomeme.corpus.preview_paths import external_path, preview_of
 from mambomeme.errors import IndexError_
 from mambomeme.index.integrity import CONTENT_CHECK, check_content
+from mambomeme.index.ray_map import IN_PROCESS, ExecutorConfig
 from mambomeme.index.verified import ensure_verified
 from mambomeme.library.defaults import KNOWLEDGE_DIR, SAFETY_MODEL_DIR, library_params
 from mambomeme.library.home import Library
@@ -109,8 +110,14 @@ def safety_model_dir() -> Path | None:
     return folder if (folder / "manifest.json").is_file() else None
 
 
-def rebuild(library: Library, force: bool = False, note: Note | None = None) -> BuildResult:
-    """Bring library/ up to date with the state store (see the module docstring)."""
+def rebuild(
+    library: Library,
+    force: bool = False,
+    note: Note | None = None,
+    executor: ExecutorConfig = IN_PROCESS,
+) -> BuildResult:
+    """Bring library/ up to date with the state store (see the module docstring); `executor`
+    runs safety scoring and embedding in-process or on Ray (index/ray_map.py)."""
     started = time.perf_counter()
     tell = note or (lambda _line: None)
     _recover(library)
@@ -148,9 +155,9 @@ def rebuild(library: Library, force: bool = False, note: Note | None = None) -> 
     with warnings.catch_warnings():  # the model libraries' deprecation and tracer chatter
         warnings.simplefilter("ignore")
         notes, counts, schema_rejects, masked = _ingest(
-            library, staging, records_path, made.records, overrides, tell
+            library, staging, records_path, made.records, overrides, tell, executor
         )
-        _index(library, staging, tell)
+        _index(library, staging, tell, executor)
     rejects = tuple(sorted(made.rejects + schema_rejects))
     write_json_atomic(
         staging / RECORD_FILE,
@@ -181,11 +188,13 @@ def _ingest(
     records: tuple[dict[str, Any], ...],
     overrides: dict[str, str],
     tell: Note,
+    executor: ExecutorConfig,
 ) -> tuple[tuple[str, ...], dict[str, Any], tuple[tuple[str, str], ...], list[dict[str, str]]]:
     from mambomeme.corpus.ingest import ingest
     from mambomeme.corpus.safety import classifier_from_config
 
     params = library_params()
+    params["build"] = executor.as_params()
     notes = []
     knowledge: Path | None = REPOSITORY / KNOWLEDGE_DIR
     if knowledge is not None and not knowledge.is_dir():
@@ -244,7 +253,7 @@ def _ingest(
     return tuple(notes), counts, tuple(rejects), masked
 
 
-def _index(library: Library, staging: Path, tell: Note) -> None:
+def _index(library: Library, staging: Path, tell: Note, executor: ExecutorConfig) -> None:
     from mambomeme.index.build import build_dense_indexes, build_lexical_index
     from mambomeme.index.term_lists import TERM_LISTS_DIR, build_term_lists
 
@@ -257,7 +266,7 @@ def _index(library: Library, staging: Path, tell: Note) -> None:
     tell("embedding")
     build_dense_indexes(
         staging, manifest, int(dense["batch_size"]), str(dense["device"]), {}, (), None,
-        library.embed_cache, int(dense["shard_size"]),
+        library.embed_cache, int(dense["shard_size"]), executor=executor,
     )  # fmt: skip
     _link_query_encoder(library, staging, tell)
 

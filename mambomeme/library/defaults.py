@@ -3,8 +3,8 @@
 A mapping here rather than a params file installed with the package: setuptools installs only
 what pyproject.toml's package-data names (py.typed today), so a data file would be missing from
 a non-editable install, while a module always ships. It mirrors params.yaml's `search`,
-`bounds`, `lexical` and `dense` sections (tests/test_library.py holds them equal, so a tuned
-default there reaches the library too); only the dense build settings differ: no ablation
+`bounds`, `lexical`, `build` and `dense` sections (tests/test_library.py holds them equal, so a
+tuned default there reaches the library too); only the dense build settings differ: no ablation
 matrices (no evaluation runs on a user's library) and small embedding shards (a progress bar
 that moves, and a kill loses at most one shard of vectors).
 """
@@ -60,8 +60,11 @@ DEFAULTS: dict[str, Any] = {
         },
     },
     "bounds": {"max_cues": 8, "max_cue_bytes": 1000, "max_limit": 100, "max_filter_bytes": 200},
+    # where `add` runs its map steps (OCR, safety scoring, embedding): index/ray_map.py;
+    # `mambomeme add --executor ray [--ray-address ADDR]` picks Ray for one run
+    "build": {"executor": "in-process", "ray_address": "", "ray_cpus": 0, "ray_actors": 0},
 }
-MIRRORED = ("search", "bounds", "lexical")  # equal to params.yaml's sections
+MIRRORED = ("search", "bounds", "lexical", "build")  # equal to params.yaml's sections
 DENSE_MIRRORED = ("model", "batch_size", "device", "query_threads", "query_encoder")
 # relative to the repository the package runs from (params ingest.knowledge, ingest.safety.model)
 KNOWLEDGE_DIR = "knowledge"

@@ -12,8 +12,9 @@ from typing import Any
 
 from mambomeme.corpus.preview_paths import external_path
 from mambomeme.errors import LibraryError
+from mambomeme.index.ray_map import ExecutorConfig
 from mambomeme.library.build import BuildResult, Note, read_record, rebuild, safety_model_dir
-from mambomeme.library.defaults import LOCK_WAIT_S
+from mambomeme.library.defaults import LOCK_WAIT_S, library_params
 from mambomeme.library.home import Library, LibraryConfig, folder_key, load_config, save_config
 from mambomeme.library.lock import writer_lock
 from mambomeme.library.ocr import OcrEngine, available, open_engine
@@ -45,16 +46,27 @@ def add_folders(
     progress: bool,
     note: Note,
     wait_s: float = LOCK_WAIT_S,
+    executor: ExecutorConfig | None = None,
 ) -> Added:
     """Add `dirs` to the library at `home` (none: rescan its folders), scan them with the OCR
     engine `ocr` (auto, rapidocr, tesseract or none) and rebuild the index, holding the
-    writer lock (LibraryBusyError after `wait_s` seconds of another writer)."""
+    writer lock (LibraryBusyError after `wait_s` seconds of another writer). `executor` runs
+    the map steps (OCR, safety scoring, embedding) in-process or on Ray; None: the library's
+    default (defaults.py `build`, in-process)."""
     library = Library.at(home)
+    chosen = executor or ExecutorConfig.from_params(library_params()["build"])
     with writer_lock(library, wait_s):
-        return _add(library, dirs, ocr, progress, note)
+        return _add(library, dirs, ocr, progress, note, chosen)
 
 
-def _add(library: Library, dirs: Sequence[Path], ocr: str, progress: bool, note: Note) -> Added:
+def _add(
+    library: Library,
+    dirs: Sequence[Path],
+    ocr: str,
+    progress: bool,
+    note: Note,
+    executor: ExecutorConfig,
+) -> Added:
     folders = list(load_config(library).folders)
     for folder in dirs:
         if not folder.is_dir():
@@ -73,8 +85,8 @@ def _add(library: Library, dirs: Sequence[Path], ocr: str, progress: bool, note:
         )
     save_config(library, LibraryConfig(tuple(folders)))  # a killed run still knows its folders
     with StateStore(library.state_file) as store:
-        report = scan_folders(store, folders, engine, progress=progress)
-    built = rebuild(library, note=note)
+        report = scan_folders(store, folders, engine, progress=progress, executor=executor)
+    built = rebuild(library, note=note, executor=executor)
     return Added(library, folders, engine, report, built)
 
 

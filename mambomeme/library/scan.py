@@ -4,7 +4,8 @@ For each image under a folder (png, jpg, jpeg, gif, webp, recursively; the folde
 rules, corpus/sources/folder.py): a file whose size, mtime and metadata sources are as the
 state recorded is unchanged and not opened. Any other is hashed (sha256 of its bytes); an image
 whose bytes the state already knows reuses its perceptual hash and OCR text (a rename, a copy,
-a touch); a new image is fingerprinted and OCRed, then committed before the next file starts.
+a touch); a new image is fingerprinted and OCRed, then committed before the next file starts
+(with the ray executor the OCR reads are made by Ray actors beforehand, library/ocr_map.py).
 Files gone from disk are dropped. `ScanReport` says what happened to every file.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from tqdm import tqdm
 
 from mambomeme.corpus.sources import folder as folder_source
 from mambomeme.errors import OcrError
+from mambomeme.index.ray_map import IN_PROCESS, ExecutorConfig
 from mambomeme.library.ocr import OcrEngine
+from mambomeme.library.ocr_map import ReadAhead, read_on_ray
 from mambomeme.library.state import FileRow, ImageRow, StateStore
 
 ENV_SLOW = "MAMBOMEME_LIBRARY_SLOW_S"  # tests only: seconds to sleep after each file scanned
@@ -76,9 +79,12 @@ def scan_folders(
     ocr: OcrEngine | None,
     progress: bool = True,
     on_file: Callable[[str], None] | None = None,
+    executor: ExecutorConfig = IN_PROCESS,
 ) -> ScanReport:
     """Bring the store up to date with `folders` (absolute paths); rows of folders not listed
-    are dropped (a removed folder). Returns what happened to each file."""
+    are dropped (a removed folder). Returns what happened to each file. With the ray executor
+    the OCR reads run on Ray first (library/ocr_map.py); the store is written here either way,
+    file by file in the same order."""
     report = ScanReport()
     known = store.files()
     for gone in sorted(p for p, row in known.items() if row.folder not in folders):
@@ -91,6 +97,9 @@ def scan_folders(
             report.skipped[folder] = "folder not found (run `mambomeme remove` to drop it)"
             continue
         work += [(folder, p) for p in folder_source.find_images(root)]
+    if ocr is not None and executor.kind == "ray":
+        candidates = _may_need_ocr(store, work, known, ocr)
+        ocr = ReadAhead(ocr, read_on_ray(candidates, ocr.name, executor))
     seen: set[str] = set()
     tables: dict[str, tuple[dict[str, dict[str, Any]], str | None]] = {}
     delay = float(os.environ.get(ENV_SLOW, "0") or 0)
@@ -182,6 +191,35 @@ def _scan_one(
         return "added"
     same = old.sha256 == sha and old.metadata == row.metadata and not reread
     return "unchanged" if same else "updated"
+
+
+def _may_need_ocr(
+    store: StateStore,
+    work: Sequence[tuple[str, Path]],
+    known: Mapping[str, FileRow],
+    ocr: OcrEngine,
+) -> list[str]:
+    """Absolute paths `_scan_one` may OCR, in scan order: files not unchanged-and-complete
+    whose bytes the state holds no OCR text for (a superset: metadata and image checks come
+    later)."""
+    out = []
+    for folder, path in work:
+        old = known.get(str(path.absolute()))
+        try:
+            stat = path.stat()
+            same = old is not None and (old.size, old.mtime_ns, old.sidecar) == (
+                stat.st_size,
+                stat.st_mtime_ns,
+                sidecar_signature(path, Path(folder)),
+            )
+            if same and old is not None and (old.error is not None or _complete(store, old, ocr)):
+                continue
+            image = store.image(hashlib.sha256(path.read_bytes()).hexdigest())
+        except OSError:
+            continue  # the scan skips it as unreadable
+        if image is None or image.ocr_text is None:
+            out.append(str(path.absolute()))
+    return out
 
 
 def _complete(store: StateStore, old: FileRow, ocr: OcrEngine | None) -> bool:

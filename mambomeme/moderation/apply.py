@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -11,9 +12,11 @@ from typing import Any
 from mambomeme.corpus.ingest import Reclassified
 from mambomeme.corpus.safety import classifier_from_config
 from mambomeme.corpus.schema import Item
+from mambomeme.index.ray_map import ExecutorConfig, ray_session
 from mambomeme.models.safety.features import embedder_from_params
-from mambomeme.models.safety.model import apply, load_model
-from mambomeme.models.safety.signals import template_risk
+from mambomeme.models.safety.model import SignalMatrix, apply, load_model
+from mambomeme.models.safety.signals import matrix as signals_matrix
+from mambomeme.models.safety.signals import matrix_on_ray, template_risk
 from mambomeme.moderation.labels import read_labels_tsv
 
 Reclassify = Callable[[list[Item]], Reclassified]
@@ -29,7 +32,10 @@ def model_reclassifier(
     (`safety_labelled: true`, the fixture) keeps them: the model never overrides a human label.
     A configured model that is missing or fails its manifest is an error,
     never a silent fall-back to the rules. `scores`, when given, receives every item's model
-    probability (the user's library lists why each masked file is masked)."""
+    probability (the user's library lists why each masked file is masked). With params
+    `build.executor: ray` the features (document embeddings, signal columns) are computed by
+    Ray actors, equal to the in-process ones (models/safety/features.py, signals.py); the
+    probabilities, rules and labels are applied here as always."""
     folder = (params.get("ingest", {}).get("safety") or {}).get("model")
     if not folder:
         return None
@@ -42,12 +48,20 @@ def model_reclassifier(
     known = {r.item_id: r.safety for r in read_labels_tsv(Path(labels_path))} if labels_path else {}
     dense = params["dense"]
 
+    executor = ExecutorConfig.from_params(params.get("build") or {})
+    signal_matrix: SignalMatrix = (
+        functools.partial(matrix_on_ray, executor=executor)
+        if executor.kind == "ray"
+        else signals_matrix
+    )
+
     def reclassify(items: list[Item]) -> Reclassified:
-        embed = embedder_from_params(dense)
+        embed = embedder_from_params(dense, executor)
         labelled = dict(known)
         if config.get("safety_labelled"):  # the source's own safety field is a human label
             labelled.update({it.id: it.safety for it in items})
-        result = apply(model, items, rules, embed, labelled, risk)
+        with ray_session(executor):  # one Ray for the embedding and the signal jobs
+            result = apply(model, items, rules, embed, labelled, risk, signal_matrix)
         if scores is not None:
             scores.update(result.probabilities)
         bands = Counter(

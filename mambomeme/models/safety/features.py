@@ -16,6 +16,7 @@ import numpy as np
 
 from mambomeme.corpus.safety import SafetyClassifier
 from mambomeme.corpus.schema import Item
+from mambomeme.index.ray_map import IN_PROCESS, ExecutorConfig
 
 FEATURE_VERSION = "safety-features-3"  # -2 was the unadopted zero-shot branch
 RULE_CATEGORIES = ("1", "2", "3", "4", "5", "6", "7")
@@ -78,29 +79,65 @@ def feature_matrix(
     return np.hstack(blocks).astype(np.float64)
 
 
-def embedder(cache_dir: Path | None, batch_size: int, device: str, shard_size: int) -> Embed:
+def embedder(
+    cache_dir: Path | None,
+    batch_size: int,
+    device: str,
+    shard_size: int,
+    executor: ExecutorConfig = IN_PROCESS,
+) -> Embed:
     """MiniLM embeddings of safety documents (max_seq_length 128), through the build's
-    embedding cache when one is configured (shared with memes-full's dense documents)."""
-    from mambomeme.index.dense import Encoder, weights_sha256
+    embedding cache when one is configured (shared with memes-full's dense documents).
+
+    With the ray executor the encoder is opened once per Ray actor, never here: each call's
+    texts (the cache's missing shard, or all of them) are cut into the batches the library's
+    own `encode(texts, batch_size)` forms (document_encoder.sentence_transformers_batches) and
+    embedded by the actors, so the vectors are the in-process ones byte for byte."""
+    from mambomeme.index.dense import Encoder, model_dimension, weights_sha256
     from mambomeme.index.embed_cache import EmbeddingCache, document_key, embed_with_cache
 
-    encoder = Encoder(device, MAX_SEQ_LENGTH)
+    encode: Callable[[Sequence[str]], np.ndarray]
+    if executor.kind == "ray":
+        encode = _ray_encode(batch_size, device, executor)
+        max_seq_length, dimension = MAX_SEQ_LENGTH, model_dimension()
+    else:
+        encoder = Encoder(device, MAX_SEQ_LENGTH)
+        max_seq_length, dimension = encoder.max_seq_length, encoder.dimension
+
+        def encode(texts: Sequence[str]) -> np.ndarray:
+            return encoder.encode(texts, batch_size=batch_size)
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         if cache_dir is None:
-            return encoder.encode(texts, batch_size=batch_size)
-        model_key = f"{weights_sha256()}:{encoder.max_seq_length}"
-        cache = EmbeddingCache(cache_dir / model_key[:16], encoder.dimension)
+            return encode(texts)
+        model_key = f"{weights_sha256()}:{max_seq_length}"
+        cache = EmbeddingCache(cache_dir / model_key[:16], dimension)
         keys = [document_key(model_key, t) for t in texts]
-        matrix, _ = embed_with_cache(
-            texts, keys, cache, lambda t: encoder.encode(t, batch_size=batch_size), shard_size
-        )
+        matrix, _ = embed_with_cache(texts, keys, cache, encode, shard_size)
         return matrix
 
     return embed
 
 
-def embedder_from_params(dense: Mapping[str, Any]) -> Embed:
-    """`embedder` as params `dense` configures it (cache_dir, batch_size, device, shard_size)."""
+def _ray_encode(
+    batch_size: int, device: str, executor: ExecutorConfig
+) -> Callable[[Sequence[str]], np.ndarray]:
+    from mambomeme.index.document_encoder import EncoderSpec, sentence_transformers_batches
+    from mambomeme.index.executor import embed_batches_on_ray
+
+    spec = EncoderSpec("torch", device, MAX_SEQ_LENGTH)
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        slices = sentence_transformers_batches(texts, batch_size)
+        return embed_batches_on_ray(texts, slices, spec, executor)
+
+    return encode
+
+
+def embedder_from_params(dense: Mapping[str, Any], executor: ExecutorConfig = IN_PROCESS) -> Embed:
+    """`embedder` as params `dense` configures it (cache_dir, batch_size, device, shard_size)
+    on `executor` (params `build`)."""
     cache = Path(dense["cache_dir"]) if dense.get("cache_dir") else None
-    return embedder(cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"]))
+    return embedder(
+        cache, int(dense["batch_size"]), str(dense["device"]), int(dense["shard_size"]), executor
+    )

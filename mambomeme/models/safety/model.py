@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ from mambomeme.models.safety.features import (
     safety_document,
 )
 
+# (signal names, items, template risk levels) -> signal columns: signals.matrix or matrix_on_ray
+SignalMatrix = Callable[[Sequence[str], Sequence[Item], Mapping[str, str] | None], np.ndarray]
 READABLE_VERSIONS = ("safety-features-1", FEATURE_VERSION)  # 1 = no `signals`
 MODEL_FILE = "model.json"
 MANIFEST_FILE = "manifest.json"
@@ -181,6 +183,7 @@ def apply(
     embed: Embed,
     known: Mapping[str, str] | None = None,
     risk: Mapping[str, str] | None = None,
+    signal_matrix: SignalMatrix = signals.matrix,
 ) -> Applied:
     """Each item's model probability; an item the rules left safe becomes unsafe when the
     probability reaches the threshold. An override always wins (its class stays) and a rule
@@ -188,7 +191,9 @@ def apply(
     items) acts like an override list: a label `unsafe` masks the item (also against an
     earlier single-reviewer `safe` override: the two-pass label is the later, stricter verdict),
     a label `safe` keeps the model from flagging it (a rule hit still stands). `risk` (template
-    key -> risk level, `signals.template_risk`) is needed when the model uses that signal."""
+    key -> risk level, `signals.template_risk`) is needed when the model uses that signal.
+    `embed` and `signal_matrix` compute the features here or on Ray (signals.matrix_on_ray);
+    the probabilities and the decisions are always computed here, over the whole matrix."""
     known = known or {}
 
     if not items:
@@ -196,7 +201,7 @@ def apply(
     vectors = embed([safety_document(it) for it in items])
     rule_x = np.vstack([rule_features(it, rules) for it in items])
     prior_x = np.asarray([model.priors.value(it.template_group) for it in items])
-    extra = signals.matrix(model.signals, items, risk) if model.signals else None
+    extra = signal_matrix(model.signals, items, risk) if model.signals else None
     p = model.probability(feature_matrix(vectors, rule_x, prior_x, extra))
     out: list[Item] = []
     flagged: list[str] = []

@@ -17,6 +17,8 @@ The packages are imported lazily: a model that names no such signal never needs 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -29,6 +31,7 @@ from mambomeme.corpus.knowledge import load_knowledge
 from mambomeme.corpus.manifest import sha256_text
 from mambomeme.corpus.schema import Item
 from mambomeme.errors import MamboMemeError
+from mambomeme.index.ray_map import ExecutorConfig, map_on_ray
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "template_risk": ("template_risk_low", "template_risk_high"),
@@ -97,6 +100,41 @@ def matrix(
         else:
             blocks.append(_profanity([words(it) for it in items]))
     return np.hstack(blocks).astype(np.float64)
+
+
+def matrix_on_ray(
+    names: Sequence[str],
+    items: Sequence[Item],
+    risk: Mapping[str, str] | None,
+    executor: ExecutorConfig,
+) -> np.ndarray:
+    """`matrix` computed by Ray actors that open the signal models once: one record per slice
+    of BATCH items in input order, the very batches `matrix` gives the classifiers here, so
+    the columns are the in-process ones bit for bit (index/ray_map.py)."""
+    chunks = [list(items[start : start + BATCH]) for start in range(0, len(items), BATCH)]
+    opener = functools.partial(_OpenedSignals.open, tuple(check_names(names)), risk)
+    parts = map_on_ray(chunks, opener, _OpenedSignals.matrix, executor, "safety signal batches")
+    width = len(column_names(names))
+    return np.vstack(parts) if parts else np.zeros((0, width))
+
+
+@dataclasses.dataclass(frozen=True)
+class _OpenedSignals:
+    """What a Ray actor holds: the signal names, the risk levels; the classifiers loaded."""
+
+    names: tuple[str, ...]
+    risk: Mapping[str, str] | None
+
+    @classmethod
+    def open(cls, names: tuple[str, ...], risk: Mapping[str, str] | None) -> _OpenedSignals:
+        if "hatesonar" in names:
+            _sonar_session()
+        if "profanity" in names:
+            _profanity([])
+        return cls(names, risk)
+
+    def matrix(self, chunk: Sequence[Item]) -> np.ndarray:
+        return matrix(self.names, chunk, self.risk)
 
 
 def column_names(names: Sequence[str]) -> list[str]:
