@@ -126,9 +126,12 @@ def run_add(args: argparse.Namespace) -> int:
 
         silence_progress_bars()
     executor = None
-    if args.executor is not None:
+    if args.executor is not None or args.ray_address:
+        from mambomeme.errors import ExecutorError
         from mambomeme.index.ray_map import ExecutorConfig
 
+        if args.ray_address and args.executor != "ray":
+            raise ExecutorError("--ray-address ADDR needs --executor ray")
         executor = ExecutorConfig(args.executor, args.ray_address)
     done = add_folders(args.home, args.dirs, args.ocr, not args.quiet, _note, args.wait, executor)
     report, built, skipped = done.scan, done.built, done.skipped

@@ -12,7 +12,7 @@ from typing import Any
 
 from mambomeme.corpus.preview_paths import external_path
 from mambomeme.errors import LibraryError
-from mambomeme.index.ray_map import ExecutorConfig
+from mambomeme.index.ray_map import ExecutorConfig, ray_session
 from mambomeme.library.build import BuildResult, Note, read_record, rebuild, safety_model_dir
 from mambomeme.library.defaults import LOCK_WAIT_S, library_params
 from mambomeme.library.home import Library, LibraryConfig, folder_key, load_config, save_config
@@ -84,9 +84,10 @@ def _add(
             "tesseract-ocr): indexing file names and sidecars only"
         )
     save_config(library, LibraryConfig(tuple(folders)))  # a killed run still knows its folders
-    with StateStore(library.state_file) as store:
-        report = scan_folders(store, folders, engine, progress=progress, executor=executor)
-    built = rebuild(library, note=note, executor=executor)
+    with ray_session(executor):  # one Ray (when asked for) for OCR, safety scoring, embedding
+        with StateStore(library.state_file) as store:
+            report = scan_folders(store, folders, engine, progress=progress, executor=executor)
+        built = rebuild(library, note=note, executor=executor)
     return Added(library, folders, engine, report, built)
 
 
