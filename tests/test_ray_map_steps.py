@@ -143,3 +143,16 @@ def test_executor_settings_are_checked() -> None:
         ExecutorConfig("ray", ray_cpus=-1)
     config = ExecutorConfig("ray", "auto", 4, 2)
     assert ExecutorConfig.from_params(config.as_params()) == config
+
+
+def test_add_refuses_a_ray_address_without_the_ray_executor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mambomeme import cli
+
+    home, folder = tmp_path / "home", tmp_path / "memes"
+    folder.mkdir()
+    code = cli.main(["add", "--home", str(home), "--ray-address", "auto", str(folder)])
+    assert code == 2
+    assert "--ray-address ADDR needs --executor ray" in capsys.readouterr().err
+    assert not home.exists()  # refused before the library was touched
